@@ -1,0 +1,250 @@
+"""Embedded graph store: SQLite (durable records, WAL) + scipy.sparse for graph algorithms.
+
+Input: documents, chunks, mentions and entities from the corpus build. Output: the records, the
+counts, and ``incidence()`` — the entity × chunk matrix (weights = mention counts) that
+Personalized PageRank and co-occurrence run on. One process owns the file (the job driver or the
+Serve store owner); SQLite's WAL lets readers in other processes see committed data.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from medgraph.schemas import Chunk, Entity, Failure, Mention
+from medgraph.stores.graph import DeleteResult, DocumentRecord
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY, title TEXT, language TEXT, source_id TEXT, source_path TEXT,
+    content_hash TEXT, n_chunks INTEGER, status TEXT, updated_at REAL);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, doc_hash TEXT, idx INTEGER, text TEXT,
+    section_path TEXT, parent_id TEXT, parent_text TEXT, token_count INTEGER, language TEXT,
+    title TEXT, page INTEGER);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, doc_hash);
+CREATE TABLE IF NOT EXISTS entities (
+    mesh_id TEXT PRIMARY KEY, name TEXT, category TEXT, tree_numbers TEXT, names TEXT);
+CREATE TABLE IF NOT EXISTS mentions (
+    chunk_id TEXT NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL, mesh_id TEXT NOT NULL,
+    surface TEXT, method TEXT, score REAL, PRIMARY KEY (chunk_id, start, end));
+CREATE INDEX IF NOT EXISTS mentions_entity ON mentions(mesh_id);
+CREATE TABLE IF NOT EXISTS failures (
+    source TEXT NOT NULL, stage TEXT NOT NULL, reason TEXT, doc_id TEXT, run_id TEXT, at REAL,
+    PRIMARY KEY (source, stage));
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, started REAL, finished REAL, status TEXT, info TEXT, summary TEXT);
+"""
+
+
+class EmbeddedGraphStore:
+    """SQLite-backed ``GraphStore``; see the module docstring."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.RLock()
+        self._incidence: tuple[int, Any] | None = None
+        self._version = 0
+
+    # --- writes -------------------------------------------------------------------------
+
+    def upsert_documents(self, docs: list[DocumentRecord]) -> None:
+        rows = [
+            (d.doc_id, d.title, d.language, d.source_id, d.source_path, d.content_hash, d.n_chunks, time.time())
+            for d in docs
+        ]
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT INTO documents VALUES (?,?,?,?,?,?,?,'partial',?) ON CONFLICT(doc_id) DO UPDATE SET "
+                "title=excluded.title, language=excluded.language, source_id=excluded.source_id, "
+                "source_path=excluded.source_path, n_chunks=excluded.n_chunks, updated_at=excluded.updated_at, "
+                "status=CASE WHEN documents.content_hash=excluded.content_hash THEN documents.status ELSE 'partial' END, "
+                "content_hash=excluded.content_hash",
+                rows,
+            )
+
+    def upsert_chunks(self, chunks: list[Chunk], mentions: list[Mention], entities: list[Entity]) -> None:
+        chunk_rows = [
+            (c.chunk_id, c.doc_id, c.doc_hash, c.index, c.text, json.dumps(c.section_path, ensure_ascii=False),
+             c.parent_id, c.parent_text, c.token_count, c.language, c.title, c.page)
+            for c in chunks
+        ]
+        entity_rows = [
+            (e.mesh_id, e.name, e.category, json.dumps(e.tree_numbers), json.dumps(e.names, ensure_ascii=False))
+            for e in entities
+        ]
+        mention_rows = [
+            (m.chunk_id, m.start, m.end, m.mesh_id, m.surface, m.method, m.score) for m in mentions if m.mesh_id
+        ]
+        with self._lock, self._db:
+            self._db.executemany("INSERT OR REPLACE INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
+            self._db.executemany("INSERT OR REPLACE INTO entities VALUES (?,?,?,?,?)", entity_rows)
+            self._db.executemany("INSERT OR REPLACE INTO mentions VALUES (?,?,?,?,?,?,?)", mention_rows)
+            self._version += 1
+
+    def complete_documents(self, doc_ids: list[str]) -> tuple[list[str], list[str]]:
+        done: list[str] = []
+        stale: list[str] = []
+        with self._lock, self._db:
+            for doc_id in dict.fromkeys(doc_ids):
+                row = self._db.execute(
+                    "SELECT content_hash, n_chunks, status FROM documents WHERE doc_id=?", (doc_id,)
+                ).fetchone()
+                if row is None or row[2] == "complete":
+                    continue
+                (written,) = self._db.execute(
+                    "SELECT count(*) FROM chunks WHERE doc_id=? AND doc_hash=?", (doc_id, row[0])
+                ).fetchone()
+                if written < row[1]:
+                    continue
+                old = [r[0] for r in self._db.execute(
+                    "SELECT chunk_id FROM chunks WHERE doc_id=? AND doc_hash<>?", (doc_id, row[0]))]
+                self._delete_chunks(old)
+                self._db.execute("UPDATE documents SET status='complete' WHERE doc_id=?", (doc_id,))
+                done.append(doc_id)
+                stale.extend(old)
+        return done, stale
+
+    def delete_documents(self, doc_ids: list[str]) -> DeleteResult:
+        result = DeleteResult()
+        with self._lock, self._db:
+            for doc_id in doc_ids:
+                ids = [r[0] for r in self._db.execute("SELECT chunk_id FROM chunks WHERE doc_id=?", (doc_id,))]
+                result.entities_removed += self._delete_chunks(ids)
+                result.chunk_ids.extend(ids)
+                result.documents += self._db.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,)).rowcount
+        return result
+
+    def _delete_chunks(self, chunk_ids: list[str]) -> int:
+        """Delete chunks and their mentions, then entities left with no mention; returns that count."""
+        if not chunk_ids:
+            return 0
+        params = [(c,) for c in chunk_ids]
+        self._db.executemany("DELETE FROM mentions WHERE chunk_id=?", params)
+        self._db.executemany("DELETE FROM chunks WHERE chunk_id=?", params)
+        self._version += 1
+        return self._db.execute(
+            "DELETE FROM entities WHERE mesh_id NOT IN (SELECT DISTINCT mesh_id FROM mentions)"
+        ).rowcount
+
+    # --- runs and failures --------------------------------------------------------------
+
+    def record_failures(self, run_id: str, failures: list[Failure]) -> None:
+        rows = [(f.source, f.stage, f.reason, f.doc_id, run_id, time.time()) for f in failures]
+        with self._lock, self._db:
+            self._db.executemany("INSERT OR REPLACE INTO failures VALUES (?,?,?,?,?,?)", rows)
+
+    def failures(self, run_id: str | None = None) -> list[Failure]:
+        sql, args = "SELECT source, stage, reason, doc_id FROM failures", ()
+        if run_id is not None:
+            sql, args = sql + " WHERE run_id=?", (run_id,)
+        with self._lock:
+            return [Failure(*r) for r in self._db.execute(sql + " ORDER BY source", args)]
+
+    def start_run(self, run_id: str, info: dict[str, Any]) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO runs VALUES (?,?,NULL,'running',?,NULL)", (run_id, time.time(), json.dumps(info))
+            )
+
+    def finish_run(self, run_id: str, status: str, summary: dict[str, Any]) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "UPDATE runs SET finished=?, status=?, summary=? WHERE run_id=?",
+                (time.time(), status, json.dumps(summary), run_id),
+            )
+
+    def last_run(self) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT run_id, started, finished, status, info, summary FROM runs ORDER BY started DESC LIMIT 1"
+            ).fetchone()
+        if row is None:
+            return None
+        return {
+            "run_id": row[0], "started": row[1], "finished": row[2], "status": row[3],
+            "info": json.loads(row[4] or "{}"), "summary": json.loads(row[5] or "{}"),
+        }
+
+    # --- reads --------------------------------------------------------------------------
+
+    def document_hashes(self, complete_only: bool = True) -> dict[str, str]:
+        sql = "SELECT doc_id, content_hash FROM documents" + (" WHERE status='complete'" if complete_only else "")
+        with self._lock:
+            return dict(self._db.execute(sql).fetchall())
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            q = self._db.execute
+            return {
+                "documents": q("SELECT count(*) FROM documents WHERE status='complete'").fetchone()[0],
+                "documents_partial": q("SELECT count(*) FROM documents WHERE status<>'complete'").fetchone()[0],
+                "chunks": q("SELECT count(*) FROM chunks").fetchone()[0],
+                "mentions": q("SELECT count(*) FROM mentions").fetchone()[0],
+                "entities": q("SELECT count(*) FROM entities").fetchone()[0],
+            }
+
+    def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
+        with self._lock:
+            rows = {
+                r[0]: r for r in self._db.execute(
+                    f"SELECT * FROM chunks WHERE chunk_id IN ({','.join('?' * len(chunk_ids))})", chunk_ids)
+            } if chunk_ids else {}
+        return [_chunk(rows[c]) for c in chunk_ids if c in rows]
+
+    def get_entity(self, mesh_id: str) -> Entity | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM entities WHERE mesh_id=?", (mesh_id,)).fetchone()
+        if row is None:
+            return None
+        return Entity(row[0], row[1], row[2], json.loads(row[3] or "[]"), json.loads(row[4] or "{}"))
+
+    def chunk_mentions(self, chunk_id: str) -> list[Mention]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT start, end, surface, mentions.mesh_id, entities.category, method, score, chunk_id "
+                "FROM mentions LEFT JOIN entities USING (mesh_id) WHERE chunk_id=? ORDER BY start", (chunk_id,)
+            ).fetchall()
+        return [Mention(*r) for r in rows]
+
+    def incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
+        """Entity × chunk matrix (mention counts), entity IDs and chunk IDs; cached until a write."""
+        with self._lock:
+            if self._incidence is None or self._incidence[0] != self._version:
+                self._incidence = (self._version, self._build_incidence())
+            return self._incidence[1]  # type: ignore[no-any-return]
+
+    def _build_incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
+        rows = self._db.execute("SELECT mesh_id, chunk_id, count(*) FROM mentions GROUP BY mesh_id, chunk_id").fetchall()
+        entities = sorted({r[0] for r in rows})
+        chunks = sorted({r[1] for r in rows})
+        e_index = {e: i for i, e in enumerate(entities)}
+        c_index = {c: i for i, c in enumerate(chunks)}
+        data = np.array([r[2] for r in rows], dtype=np.float32)
+        ri = np.array([e_index[r[0]] for r in rows], dtype=np.int64)
+        ci = np.array([c_index[r[1]] for r in rows], dtype=np.int64)
+        return sp.csr_matrix((data, (ri, ci)), shape=(len(entities), len(chunks))), entities, chunks
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _chunk(row: tuple[Any, ...]) -> Chunk:
+    return Chunk(
+        chunk_id=row[0], doc_id=row[1], doc_hash=row[2], index=row[3], text=row[4],
+        section_path=json.loads(row[5]), parent_id=row[6], parent_text=row[7], token_count=row[8],
+        language=row[9], title=row[10], page=row[11],
+    )

@@ -1,0 +1,83 @@
+"""The ``GraphStore`` interface: a relation-free bipartite entity–chunk graph.
+
+``(:Entity)-[:MENTIONED_IN]->(:Chunk)-[:FROM_DOC]->(:Document)``. Backends: the embedded store
+(``medgraph.stores.embedded``: SQLite + scipy.sparse) and Neo4j. Every write is an idempotent
+upsert keyed by content hashes, so a retried batch or a re-run job never duplicates.
+``make_graph_store`` imports the configured backend lazily.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from medgraph.schemas import Chunk, Entity, Failure, Mention
+
+if TYPE_CHECKING:
+    from medgraph.config.models import GraphStoreConfig
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    doc_id: str
+    title: str
+    language: str
+    content_hash: str
+    n_chunks: int
+    source_id: str = ""
+    source_path: str = ""
+
+
+@dataclass
+class DeleteResult:
+    documents: int = 0
+    chunk_ids: list[str] = field(default_factory=list)
+    entities_removed: int = 0
+
+
+class GraphStore(Protocol):
+    def upsert_documents(self, docs: list[DocumentRecord]) -> None: ...
+
+    def upsert_chunks(self, chunks: list[Chunk], mentions: list[Mention], entities: list[Entity]) -> None:
+        """Chunks with their mentions (``Mention.chunk_id`` set) and the entities they link to."""
+        ...
+
+    def complete_documents(self, doc_ids: list[str]) -> tuple[list[str], list[str]]:
+        """Mark documents whose chunks are all written as complete.
+
+        Returns the completed doc IDs and the IDs of chunks of earlier versions of those
+        documents, which this call removed (the caller removes their vectors).
+        """
+        ...
+
+    def document_hashes(self, complete_only: bool = True) -> dict[str, str]: ...
+
+    def delete_documents(self, doc_ids: list[str]) -> DeleteResult: ...
+
+    def counts(self) -> dict[str, int]: ...
+
+    def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]: ...
+
+    def get_entity(self, mesh_id: str) -> Entity | None: ...
+
+    def chunk_mentions(self, chunk_id: str) -> list[Mention]: ...
+
+    def record_failures(self, run_id: str, failures: list[Failure]) -> None: ...
+
+    def failures(self, run_id: str | None = None) -> list[Failure]: ...
+
+    def start_run(self, run_id: str, info: dict[str, Any]) -> None: ...
+
+    def finish_run(self, run_id: str, status: str, summary: dict[str, Any]) -> None: ...
+
+    def last_run(self) -> dict[str, Any] | None: ...
+
+    def close(self) -> None: ...
+
+
+def make_graph_store(cfg: GraphStoreConfig) -> GraphStore:
+    if cfg.kind == "embedded":
+        from medgraph.stores.embedded import EmbeddedGraphStore
+
+        return EmbeddedGraphStore(cfg.path)
+    raise NotImplementedError(f"graph store kind {cfg.kind!r} is not available in this release")
