@@ -13,6 +13,7 @@ optional ``doc_id``, ``source_id``, ``language`` (detected when missing), ``meta
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -97,16 +98,25 @@ def _is_pubmedqa(path: Path) -> bool:
     return path.suffix.lower() == ".json" and head.startswith(b"{") and b'"CONTEXTS"' in head
 
 
+@functools.lru_cache(maxsize=2)
+def _read_json(path: Path, mtime_ns: int) -> dict[str, Any]:
+    """Whole-file JSON, cached so that the shards of one file handled by a worker parse it once."""
+    data = json.loads(path.read_bytes())
+    if not isinstance(data, dict):
+        raise ValueError("expected a JSON object keyed by record ID")
+    return data
+
+
 def _count_records(path: Path) -> int:
     if _is_pubmedqa(path):
-        return len(json.loads(path.read_bytes()))
+        return len(_read_json(path, path.stat().st_mtime_ns))
     with path.open("rb") as fh:
         return sum(1 for line in fh if line.strip())
 
 
 def _load_records(path: Path, start: int, stop: int | None) -> Iterator[Document | Failure]:
     if _is_pubmedqa(path):
-        data = json.loads(path.read_bytes())
+        data = _read_json(path, path.stat().st_mtime_ns)
         for key in list(data)[start:stop]:
             yield _guard(f"{path}#{key}", lambda k=key: pubmedqa_document(k, data[k], path))
         return
