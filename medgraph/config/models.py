@@ -89,13 +89,17 @@ class NerConfig(_Model):
     kind: Literal["gazetteer"] = "gazetteer"
     min_term_chars: int = 3
     min_term_chars_zh: int = 2
+    plural_variants: bool = True  # also match the plural/singular of each term's last word
 
 
 class LinkingConfig(_Model):
     kind: Literal["dictionary"] = "dictionary"
     ngram: int = 3
+    tfidf: bool = True  # character n-gram TF-IDF fallback
     tfidf_threshold: float = 0.7
-    abbreviations: bool = True
+    abbreviations: bool = True  # in-document Schwartz-Hearst short forms
+    normalise: bool = True  # plural / word-order / spelling-insensitive dictionary lookup
+    composites: bool = True  # "breast and ovarian cancer" -> first conjunct + shared head
 
 
 class EmbeddingConfig(_Model):
@@ -129,8 +133,9 @@ GraphStoreConfig = Annotated[
 
 class QdrantLocalConfig(_Model):
     kind: Literal["qdrant_local"] = "qdrant_local"
-    path: str = "./.medgraph/qdrant"
+    path: str = "./.medgraph/qdrant"  # ":memory:" keeps the collection in memory
     collection: str = "chunks"
+    upsert_batch_size: int = Field(default=256, ge=1)
 
 
 class QdrantServerConfig(_Model):
@@ -138,6 +143,8 @@ class QdrantServerConfig(_Model):
     url: str = "http://127.0.0.1:6333"
     api_key_env: str = "QDRANT_API_KEY"
     collection: str = "chunks"
+    timeout_s: int = Field(default=10, ge=1)  # per request; an unreachable server fails within it
+    upsert_batch_size: int = Field(default=256, ge=1)
 
 
 VectorStoreConfig = Annotated[QdrantLocalConfig | QdrantServerConfig, Field(discriminator="kind")]

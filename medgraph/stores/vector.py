@@ -1,0 +1,394 @@
+"""Vector store: chunks with dense and sparse vectors in Qdrant, searched by hybrid retrieval.
+
+Inputs: ``Chunk`` records with their vectors from ``medgraph.embed`` (dense float32 rows,
+``SparseVector`` term weights), and query vectors. Outputs: ``VectorHit`` (chunk_id, score,
+payload) lists, best first.
+
+Backends (one class, ``QdrantVectorStore``, over qdrant-client):
+- local mode (``QdrantLocalConfig``, the embedded default): ``QdrantClient(path=...)``, exact
+  search, one client per path, so one owner process holds the store and others call it;
+  ``path: ":memory:"`` keeps it in memory.
+- server mode (``QdrantServerConfig``): a Qdrant server URL; the API key comes from the env var
+  named in the config. The server is probed at start-up with a short timeout, and every call maps
+  connection failures to ``StoreUnavailable``.
+
+Collection layout: named vectors ``dense`` (cosine) and ``sparse`` (``Modifier.IDF`` when the
+sparse weights are term frequencies, see ``Embedder.sparse_idf``). Point id = uuid5 of the
+chunk_id, so upserts are idempotent. Payload: chunk_id, doc_id, language, section_path, title,
+text, parent_id, parent_text, page, token_count, index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from medgraph.config.models import QdrantLocalConfig, QdrantServerConfig
+from medgraph.embed.base import SparseVector
+from medgraph.schemas import Chunk
+from medgraph.stores.errors import StoreSchemaMismatch, StoreUnavailable
+
+logger = logging.getLogger(__name__)
+
+DENSE = "dense"
+SPARSE = "sparse"
+_POINT_NAMESPACE = uuid.UUID("6f0c5e38-3b1c-5d2a-9a51-4d6564677261")
+LanguageFilter = str | Sequence[str] | None
+Dense = NDArray[Any]  # one vector (dim,) or rows (n, dim)
+
+
+def point_id(chunk_id: str) -> str:
+    """Deterministic Qdrant point id of a chunk (uuid5 of its chunk_id)."""
+    return str(uuid.uuid5(_POINT_NAMESPACE, chunk_id))
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    chunk_id: str
+    score: float
+    payload: dict[str, Any]
+
+
+class VectorStore(Protocol):
+    """What the indexer and the retriever need from a vector store."""
+
+    def ensure_collection(self, dense_dim: int, sparse_idf: bool) -> None: ...
+    def upsert(self, chunks: list[Chunk], dense: Dense | None, sparse: list[SparseVector] | None) -> None: ...
+    def delete_documents(self, doc_ids: list[str]) -> None: ...
+    def delete_chunks(self, chunk_ids: list[str]) -> None: ...
+    def count(self) -> int: ...
+    def count_by_doc(self, doc_id: str) -> int: ...
+    def search_dense(self, vector: Dense, limit: int, language: LanguageFilter = None) -> list[VectorHit]: ...
+    def search_sparse(
+        self, vector: SparseVector, limit: int, language: LanguageFilter = None
+    ) -> list[VectorHit]: ...
+    def hybrid_search(
+        self, dense: Dense | None, sparse: SparseVector | None, limit: int, language: LanguageFilter = None
+    ) -> list[VectorHit]: ...
+    def close(self) -> None: ...
+
+
+def chunk_payload(chunk: Chunk) -> dict[str, Any]:
+    return {
+        "chunk_id": chunk.chunk_id,
+        "doc_id": chunk.doc_id,
+        "language": chunk.language,
+        "section_path": list(chunk.section_path),
+        "title": chunk.title,
+        "text": chunk.text,
+        "parent_id": chunk.parent_id,
+        "parent_text": chunk.parent_text,
+        "page": chunk.page,
+        "token_count": chunk.token_count,
+        "index": chunk.index,
+    }
+
+
+def _outage_types() -> tuple[type[BaseException], ...]:
+    import httpx
+    from qdrant_client.http.exceptions import ResponseHandlingException
+
+    return (ResponseHandlingException, httpx.TransportError, ConnectionError, TimeoutError)
+
+
+class QdrantVectorStore:
+    """``VectorStore`` over a ``QdrantClient`` (local path, in-memory, or server)."""
+
+    def __init__(self, client: Any, collection: str, where: str, batch_size: int = 256) -> None:
+        self.client = client
+        self.collection = collection
+        self.where = where
+        self.batch_size = batch_size
+        self._is_local = not where.startswith(("http://", "https://"))
+        # Local mode keeps the collection in Python objects: serialise calls from several threads.
+        self._lock: contextlib.AbstractContextManager[Any] = (
+            threading.RLock() if self._is_local else contextlib.nullcontext()
+        )
+
+    @contextlib.contextmanager
+    def _guard(self, op: str) -> Iterator[None]:
+        from qdrant_client.http.exceptions import UnexpectedResponse
+
+        try:
+            with self._lock:
+                yield
+        except _outage_types() as exc:
+            raise StoreUnavailable(f"Qdrant at {self.where} unreachable during {op}: {exc}") from exc
+        except UnexpectedResponse as exc:
+            if exc.status_code in (502, 503, 504):
+                raise StoreUnavailable(f"Qdrant at {self.where} unavailable during {op}: {exc}") from exc
+            raise
+
+    # --- collection -------------------------------------------------------------------------
+
+    def ensure_collection(self, dense_dim: int, sparse_idf: bool) -> None:
+        """Create the collection if missing; check an existing one has the same layout."""
+        from qdrant_client import models
+
+        with self._guard("ensure_collection"):
+            if self.client.collection_exists(self.collection):
+                self._check_layout(dense_dim, sparse_idf)
+                return
+            modifier = models.Modifier.IDF if sparse_idf else None
+            self.client.create_collection(
+                self.collection,
+                vectors_config={DENSE: models.VectorParams(size=dense_dim, distance=models.Distance.COSINE)},
+                sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=modifier)},
+            )
+            if not self._is_local:  # payload indexes do nothing in local (exact) mode
+                for field in ("doc_id", "language"):
+                    self.client.create_payload_index(
+                        self.collection, field, field_schema=models.PayloadSchemaType.KEYWORD
+                    )
+        logger.info(
+            "created collection %r at %s (dense %d, idf=%s)",
+            self.collection,
+            self.where,
+            dense_dim,
+            sparse_idf,
+        )
+
+    def _check_layout(self, dense_dim: int, sparse_idf: bool) -> None:
+        from qdrant_client import models
+
+        params = self.client.get_collection(self.collection).config.params
+        vectors = params.vectors if isinstance(params.vectors, dict) else {}
+        have_dim = vectors[DENSE].size if DENSE in vectors else None
+        sparse = (params.sparse_vectors or {}).get(SPARSE)
+        have_idf = sparse is not None and sparse.modifier == models.Modifier.IDF
+        if have_dim != dense_dim or sparse is None or have_idf != sparse_idf:
+            raise StoreSchemaMismatch(
+                f"collection {self.collection!r} at {self.where} has dense dim {have_dim}, sparse "
+                f"idf={have_idf}; the embedder needs dim {dense_dim}, idf={sparse_idf}. Use another "
+                "collection name or delete this one and re-index."
+            )
+
+    # --- writes -----------------------------------------------------------------------------
+
+    def upsert(self, chunks: list[Chunk], dense: Dense | None, sparse: list[SparseVector] | None) -> None:
+        """Insert or overwrite the chunks' points (idempotent: ids derive from chunk_id)."""
+        if dense is not None and len(dense) != len(chunks):
+            raise ValueError(f"{len(chunks)} chunks but {len(dense)} dense vectors")
+        if sparse is not None and len(sparse) != len(chunks):
+            raise ValueError(f"{len(chunks)} chunks but {len(sparse)} sparse vectors")
+        for start in range(0, len(chunks), self.batch_size):
+            stop = start + self.batch_size
+            points = self._points(
+                chunks[start:stop],
+                None if dense is None else dense[start:stop],
+                None if sparse is None else sparse[start:stop],
+            )
+            with self._guard("upsert"):
+                self.client.upsert(self.collection, points=points, wait=True)
+
+    def _points(
+        self, chunks: list[Chunk], dense: Dense | None, sparse: list[SparseVector] | None
+    ) -> list[Any]:
+        from qdrant_client import models
+
+        points = []
+        for i, chunk in enumerate(chunks):
+            vector: dict[str, Any] = {}
+            if dense is not None:
+                vector[DENSE] = np.asarray(dense[i], dtype=np.float32).tolist()
+            if sparse is not None and len(sparse[i]):
+                vector[SPARSE] = _to_qdrant_sparse(sparse[i])
+            points.append(
+                models.PointStruct(id=point_id(chunk.chunk_id), vector=vector, payload=chunk_payload(chunk))
+            )
+        return points
+
+    def delete_documents(self, doc_ids: list[str]) -> None:
+        """Remove every point whose payload doc_id is in ``doc_ids``."""
+        from qdrant_client import models
+
+        if doc_ids:
+            flt = models.Filter(must=[_match("doc_id", list(doc_ids))])
+            with self._guard("delete_documents"):
+                self.client.delete(
+                    self.collection, points_selector=models.FilterSelector(filter=flt), wait=True
+                )
+
+    def delete_chunks(self, chunk_ids: list[str]) -> None:
+        """Remove the points of the given chunk ids."""
+        from qdrant_client import models
+
+        if chunk_ids:
+            with self._guard("delete_chunks"):
+                self.client.delete(
+                    self.collection,
+                    points_selector=models.PointIdsList(points=[point_id(c) for c in chunk_ids]),
+                    wait=True,
+                )
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def count(self) -> int:
+        with self._guard("count"):
+            return int(self.client.count(self.collection, exact=True).count)
+
+    def count_by_doc(self, doc_id: str) -> int:
+        from qdrant_client import models
+
+        flt = models.Filter(must=[_match("doc_id", doc_id)])
+        with self._guard("count_by_doc"):
+            return int(self.client.count(self.collection, count_filter=flt, exact=True).count)
+
+    def search_dense(self, vector: Dense, limit: int, language: LanguageFilter = None) -> list[VectorHit]:
+        query = np.asarray(vector, dtype=np.float32).reshape(-1).tolist()
+        return self._query(query=query, using=DENSE, limit=limit, query_filter=_language_filter(language))
+
+    def search_sparse(
+        self, vector: SparseVector, limit: int, language: LanguageFilter = None
+    ) -> list[VectorHit]:
+        if not len(vector):
+            return []
+        return self._query(
+            query=_to_qdrant_sparse(vector),
+            using=SPARSE,
+            limit=limit,
+            query_filter=_language_filter(language),
+        )
+
+    def hybrid_search(
+        self,
+        dense: Dense | None,
+        sparse: SparseVector | None,
+        limit: int,
+        language: LanguageFilter = None,
+        prefetch_limit: int | None = None,
+    ) -> list[VectorHit]:
+        """Reciprocal-rank fusion of a dense and a sparse candidate list (Qdrant Query API).
+
+        Either vector may be ``None`` (or the sparse one empty): the other is searched alone.
+        ``prefetch_limit`` candidates per list (default ``4 * limit``); ``language`` filters both.
+        """
+        from qdrant_client import models
+
+        flt = _language_filter(language)
+        if sparse is None or not len(sparse):
+            return [] if dense is None else self.search_dense(dense, limit, language)
+        if dense is None:
+            return self.search_sparse(sparse, limit, language)
+        per_list = prefetch_limit or 4 * limit
+        prefetch = [
+            models.Prefetch(
+                query=np.asarray(dense, dtype=np.float32).reshape(-1).tolist(),
+                using=DENSE,
+                limit=per_list,
+                filter=flt,
+            ),
+            models.Prefetch(query=_to_qdrant_sparse(sparse), using=SPARSE, limit=per_list, filter=flt),
+        ]
+        return self._query(
+            prefetch=prefetch,
+            query=models.FusionQuery(fusion=models.Fusion.RRF),
+            limit=limit,
+            query_filter=flt,
+        )
+
+    def _query(self, **kwargs: Any) -> list[VectorHit]:
+        with self._guard("search"):
+            response = self.client.query_points(self.collection, with_payload=True, **kwargs)
+        return [
+            VectorHit(str((p.payload or {}).get("chunk_id", "")), float(p.score), dict(p.payload or {}))
+            for p in response.points
+        ]
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.close()
+
+    def __enter__(self) -> QdrantVectorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _to_qdrant_sparse(vector: SparseVector) -> Any:
+    from qdrant_client import models
+
+    return models.SparseVector(indices=vector.indices.tolist(), values=vector.values.tolist())
+
+
+def _match(key: str, value: str | list[str]) -> Any:
+    from qdrant_client import models
+
+    match: Any = models.MatchAny(any=value) if isinstance(value, list) else models.MatchValue(value=value)
+    return models.FieldCondition(key=key, match=match)
+
+
+def _language_filter(language: LanguageFilter) -> Any:
+    from qdrant_client import models
+
+    if language is None:
+        return None
+    value = language if isinstance(language, str) else list(language)
+    return models.Filter(must=[_match("language", value)])
+
+
+# --- construction ---------------------------------------------------------------------------
+
+
+def make_vector_store(cfg: QdrantLocalConfig | QdrantServerConfig) -> QdrantVectorStore:
+    """Open the configured store; raises ``StoreUnavailable`` when it cannot be reached or locked."""
+    if isinstance(cfg, QdrantServerConfig):
+        return _open_server(cfg)
+    return _open_local(cfg)
+
+
+def _open_local(cfg: QdrantLocalConfig) -> QdrantVectorStore:
+    from qdrant_client import QdrantClient
+
+    if cfg.path == ":memory:":
+        return QdrantVectorStore(
+            QdrantClient(location=":memory:"), cfg.collection, ":memory:", cfg.upsert_batch_size
+        )
+    os.makedirs(cfg.path, exist_ok=True)
+    try:
+        client = QdrantClient(path=cfg.path)
+    except RuntimeError as exc:  # portalocker: the path is held by another client
+        raise StoreUnavailable(
+            f"Qdrant local store {cfg.path} is held by another process ({exc}). Local mode allows "
+            "one client per path: call the owner process, or use a Qdrant server."
+        ) from exc
+    return QdrantVectorStore(client, cfg.collection, os.path.abspath(cfg.path), cfg.upsert_batch_size)
+
+
+def _open_server(cfg: QdrantServerConfig) -> QdrantVectorStore:
+    from qdrant_client import QdrantClient
+
+    api_key = os.environ.get(cfg.api_key_env) or None
+    client = QdrantClient(url=cfg.url, api_key=api_key, timeout=cfg.timeout_s, check_compatibility=False)
+    store = QdrantVectorStore(client, cfg.collection, cfg.url, cfg.upsert_batch_size)
+    try:
+        _probe(store, cfg)
+    except StoreUnavailable:
+        store.close()
+        raise
+    return store
+
+
+def _probe(store: QdrantVectorStore, cfg: QdrantServerConfig) -> None:
+    """One cheap request, so that a wrong URL or a down server fails at start-up, not mid-job."""
+    from qdrant_client.http.exceptions import UnexpectedResponse
+
+    try:
+        with store._guard("connect"):
+            store.client.get_collections()
+    except UnexpectedResponse as exc:
+        auth = exc.status_code in (401, 403)
+        hint = f"check the API key in ${cfg.api_key_env}" if auth else "is this a Qdrant server URL?"
+        raise StoreUnavailable(
+            f"{cfg.url} answered HTTP {exc.status_code} to a Qdrant request: {hint}"
+        ) from exc
