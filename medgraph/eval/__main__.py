@@ -1,0 +1,31 @@
+"""Benchmark CLIs: ``python -m medgraph.eval <command> [options]``.
+
+Input: a subcommand name and its arguments. Output: whatever the subcommand prints (``--json``
+gives one JSON object). Each subcommand is a module exposing ``main(argv: list[str]) -> int``;
+add one by adding a line to ``COMMANDS`` (imported lazily, so one command's dependencies never
+slow down another).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "link": ("medgraph.eval.link", "entity linking + NER on a PubTator file"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in {"-h", "--help"} or argv[0] not in COMMANDS:
+        print("usage: python -m medgraph.eval <command> [options]\n\ncommands:")
+        for name, (_, help_text) in sorted(COMMANDS.items()):
+            print(f"  {name:12s} {help_text}")
+        return 0 if argv and argv[0] in {"-h", "--help"} else 2
+    module = importlib.import_module(COMMANDS[argv[0]][0])
+    return int(module.main(argv[1:]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

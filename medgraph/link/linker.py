@@ -1,0 +1,173 @@
+"""Entity linking: surface form (any language) → MeSH descriptor ID.
+
+Input: a ``Vocabulary``, ``LinkingConfig``, and surface strings (optionally with the document or
+chunk text they come from, used to resolve in-document abbreviations).
+Output: ``LinkResult(mesh_id | None, method, score, category)``.
+
+Cascade (first hit wins; deterministic):
+1. ``abbreviation``: the surface is a short form defined in the context (``long form (SF)``);
+   the long form is linked with steps 2-5 and its score kept.
+2. ``exact``: ``match_key`` (case/diacritic/width-folded, punctuation as spaces) in the index.
+3. ``normalised``: ``norm_key`` (plural/singular, British spellings, function words, word order).
+4. ``composite``: ``"X and Y disease"`` style conjunctions: the first conjunct completed with the
+   shared head (``"breast and ovarian cancer"`` → ``"breast cancer"``) through steps 2-3.
+5. ``variant``: the MeSH head-noun convention (``cancer`` / ``carcinoma`` / ``tumour`` →
+   ``neoplasms``) and the phrase with leading modifiers dropped (``sporadic Wilms tumours`` →
+   ``Wilms tumours``; at least two words kept), through steps 2-3.
+6. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
+   (not for short all-caps acronyms, whose character n-grams say little).
+7. ``head``: the last word alone, when it is a dictionary term (``nonocular tumors`` → tumors).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from medgraph.config.models import LinkingConfig
+from medgraph.extract.text import match_key, norm_key
+from medgraph.link.abbreviations import abbreviation_map
+from medgraph.link.tfidf import CharNgramIndex
+from medgraph.ontology.vocabulary import Vocabulary
+
+SCORE_EXACT = 1.0
+SCORE_NORMALISED = 0.95
+SCORE_COMPOSITE = 0.9
+SCORE_VARIANT = 0.85
+SCORE_HEAD = 0.6
+_NEOPLASM_WORDS = re.compile(
+    r"\b(?:cancers?|carcinomas?|tumou?rs?|neoplasias?|malignanc(?:y|ies)|adenocarcinomas?)\b", re.IGNORECASE
+)
+_ACRONYM = re.compile(r"^[A-Z0-9][A-Za-z0-9-]{0,6}$")
+_CONJ = re.compile(r"^(.+?)\s*(?:,|\band/or\b|\band\b|\bor\b|/)\s*(.+)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    mesh_id: str | None
+    method: str
+    score: float
+    category: str = ""
+
+
+NO_LINK = LinkResult(None, "none", 0.0)
+
+
+class Linker:
+    """Dictionary → normalised → composite → TF-IDF cascade with abbreviation resolution."""
+
+    def __init__(self, vocab: Vocabulary, cfg: LinkingConfig | None = None) -> None:
+        self.vocab = vocab
+        self.cfg = cfg or LinkingConfig()
+        self._tfidf: CharNgramIndex | None = None
+
+    @property
+    def tfidf(self) -> CharNgramIndex:
+        """The fuzzy index, built on first use (a few seconds for the full vocabulary)."""
+        if self._tfidf is None:
+            self._tfidf = CharNgramIndex(sorted(self.vocab.norm_index), self.cfg.ngram)
+        return self._tfidf
+
+    def _result(self, mesh_id: str, method: str, score: float) -> LinkResult:
+        return LinkResult(mesh_id, method, score, self.vocab.category(mesh_id))
+
+    def dictionary(self, surface: str) -> LinkResult | None:
+        """Exact then normalised lookup (no fuzzy matching)."""
+        ids = self.vocab.exact_index.get(match_key(surface))
+        if ids:
+            return self._result(ids[0], "exact", SCORE_EXACT)
+        if not self.cfg.normalise:
+            return None
+        ids = self.vocab.norm_index.get(norm_key(surface))
+        if ids:
+            return self._result(ids[0], "normalised", SCORE_NORMALISED)
+        return None
+
+    def _composite(self, surface: str) -> LinkResult | None:
+        m = _CONJ.match(surface)
+        if not self.cfg.composites or m is None:
+            return None
+        first, rest = m.group(1).strip(), m.group(2).strip()
+        rest_words = rest.split()
+        candidates = [f"{first} {rest_words[-1]}" if rest_words else first, first, rest]
+        for cand in candidates:
+            hit = self.dictionary(cand)
+            if hit is not None and hit.mesh_id is not None:
+                return self._result(hit.mesh_id, "composite", SCORE_COMPOSITE * hit.score)
+        return None
+
+    def _variant(self, surface: str) -> LinkResult | None:
+        if not self.cfg.normalise:
+            return None
+        words = surface.split()
+        forms = [_NEOPLASM_WORDS.sub("neoplasms", surface)] if _NEOPLASM_WORDS.search(surface) else []
+        for start in range(1, len(words) - 1):
+            tail = " ".join(words[start:])
+            forms.append(tail)
+            if _NEOPLASM_WORDS.search(tail):
+                forms.append(_NEOPLASM_WORDS.sub("neoplasms", tail))
+        for form in forms:
+            hit = self.dictionary(form)
+            if hit is not None and hit.mesh_id is not None:
+                return self._result(hit.mesh_id, "variant", SCORE_VARIANT * hit.score)
+        return None
+
+    def _head(self, surface: str) -> LinkResult | None:
+        words = surface.split()
+        if len(words) < 2 or not self.cfg.normalise:
+            return None
+        hit = self.dictionary(_NEOPLASM_WORDS.sub("neoplasms", words[-1]))
+        return self._result(hit.mesh_id, "head", SCORE_HEAD) if hit and hit.mesh_id else None
+
+    def _fuzzy(self, surfaces: Sequence[str], results: list[LinkResult | None]) -> None:
+        missing = [
+            i
+            for i, r in enumerate(results)
+            if r is None and surfaces[i].strip() and not _ACRONYM.match(surfaces[i].strip())
+        ]
+        if not missing or not self.cfg.tfidf:
+            return
+        for i, (key, score) in zip(missing, self.tfidf.search([surfaces[i] for i in missing]), strict=True):
+            if key is not None and score >= self.cfg.tfidf_threshold:
+                results[i] = self._result(self.vocab.norm_index[key][0], "tfidf", round(score, 4))
+
+    def _plain(self, surfaces: Sequence[str], fuzzy: bool = True) -> list[LinkResult]:
+        results: list[LinkResult | None] = [
+            self.dictionary(s) or self._composite(s) or self._variant(s) for s in surfaces
+        ]
+        if fuzzy:
+            self._fuzzy(surfaces, results)
+        if not fuzzy:
+            return [r or NO_LINK for r in results]
+        return [r or self._head(s) or NO_LINK for s, r in zip(surfaces, results, strict=True)]
+
+    def link_many(
+        self,
+        surfaces: Sequence[str],
+        language: str = "en",
+        context: str | None = None,
+        fuzzy: bool = True,
+    ) -> list[LinkResult]:
+        """Link a batch of surfaces that share one context (document or chunk text).
+
+        ``fuzzy=False`` skips the TF-IDF and head-word steps (cheap, high-precision linking).
+        """
+        del language  # every language shares one index; kept for the stable signature
+        abbr = abbreviation_map(context) if (context and self.cfg.abbreviations) else {}
+        queries = [abbr.get(s.strip(), s) for s in surfaces]
+        results = self._plain(queries, fuzzy)
+        out = []
+        for surface, query, res in zip(surfaces, queries, results, strict=True):
+            if query != surface and res.mesh_id is None:
+                res = self._plain([surface], fuzzy)[0]
+            elif query != surface:
+                res = LinkResult(res.mesh_id, "abbreviation", res.score, res.category)
+            out.append(res)
+        return out
+
+    def link(
+        self, surface: str, language: str = "en", context: str | None = None, fuzzy: bool = True
+    ) -> LinkResult:
+        """Link one surface (see the module docstring for the cascade)."""
+        return self.link_many([surface], language, context, fuzzy)[0]

@@ -1,0 +1,211 @@
+"""Build the vocabulary from the configured sources.
+
+Input: ``VocabularyConfig`` (ordered ``sources``; see ``medgraph.ontology.sources`` for kinds).
+Output: a ``Vocabulary`` whose ``manifest`` records each source (files, rows, loaded/skipped),
+counts per language (MeSH IDs with at least one name in that language), per category, and the
+build time. ``build_summary`` returns that manifest as a flat dict for CLIs.
+
+Merging: descriptors are the union of IDs that received a name from any source; tree numbers are
+merged; a descriptor's ``name`` is its English preferred name (first source wins). Surface forms
+mined from PubTator training files are kept only for known descriptors and do not enter
+``Entity.names`` (they are corpus annotations, not vocabulary names).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from medgraph.config.models import MedGraphConfig, VocabularyConfig, VocabularySource
+from medgraph.ontology.categories import category_from_trees
+from medgraph.ontology.sources import Row, read_source, resolve_paths
+from medgraph.ontology.vocabulary import (
+    FORMAT_VERSION,
+    RANK_MINED,
+    RANK_NAME,
+    RANK_SYNONYM,
+    Term,
+    Vocabulary,
+)
+from medgraph.schemas import Entity
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Acc:
+    """Accumulates rows from all sources before entities are assembled."""
+
+    names: dict[str, dict[str, dict[str, int]]] = field(default_factory=lambda: defaultdict(dict))
+    preferred: dict[str, str] = field(default_factory=dict)
+    trees: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    mined: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def add(self, row: Row) -> None:
+        if row.kind == "tree":
+            if row.value not in self.trees[row.mesh_id]:
+                self.trees[row.mesh_id].append(row.value)
+        elif row.kind == "mined":
+            self.mined[(row.value, row.mesh_id)] += row.n
+        else:
+            rank = RANK_NAME if row.kind == "name" else RANK_SYNONYM
+            per_lang = self.names[row.mesh_id].setdefault(row.lang, {})
+            per_lang[row.value] = min(rank, per_lang.get(row.value, rank))
+            if rank == RANK_NAME and row.lang == "en":
+                self.preferred.setdefault(row.mesh_id, row.value)
+
+
+def config_fingerprint(cfg: VocabularyConfig) -> str:
+    """Hash of the format version and source list (kinds, paths, flags, file sizes): a cache key."""
+    parts: list[Any] = [FORMAT_VERSION]
+    for s in cfg.sources:
+        sizes = [p.stat().st_size for p in resolve_paths(s.path)]
+        parts.append([s.kind, s.path, s.optional, sizes])
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def _load_source(acc: _Acc, source: VocabularySource) -> dict[str, Any]:
+    info: dict[str, Any] = {"kind": source.kind, "path": source.path, "optional": source.optional}
+    files = resolve_paths(source.path)
+    if not files:
+        if not source.optional:
+            raise FileNotFoundError(f"required vocabulary source {source.kind} not found: {source.path}")
+        log.info("vocabulary source %s skipped (optional, not found): %s", source.kind, source.path)
+        return info | {"status": "skipped", "rows": 0}
+    rows = 0
+    for row in read_source(source):
+        acc.add(row)
+        rows += 1
+    log.info("vocabulary source %s: %d rows from %d file(s)", source.kind, rows, len(files))
+    return info | {"status": "loaded", "rows": rows, "files": [str(f) for f in files]}
+
+
+def _ordered_names(per_lang: dict[str, dict[str, int]]) -> dict[str, list[str]]:
+    return {
+        lang: [t for t, _ in sorted(terms.items(), key=lambda kv: kv[1])]
+        for lang, terms in sorted(per_lang.items())
+    }
+
+
+def _assemble(acc: _Acc) -> tuple[dict[str, Entity], list[Term]]:
+    entities: dict[str, Entity] = {}
+    terms: list[Term] = []
+    for mesh_id in sorted(acc.names):
+        names = _ordered_names(acc.names[mesh_id])
+        name = acc.preferred.get(mesh_id) or next(iter(n[0] for n in names.values() if n), mesh_id)
+        trees = sorted(acc.trees.get(mesh_id, []))
+        entities[mesh_id] = Entity(mesh_id, name, category_from_trees(trees), trees, names)
+        for lang, per_lang in acc.names[mesh_id].items():
+            terms.extend((t, lang, mesh_id, rank, 0) for t, rank in per_lang.items())
+    for (surface, mesh_id), n in sorted(acc.mined.items()):
+        if mesh_id in entities:
+            terms.append((surface, "en", mesh_id, RANK_MINED, n))
+    return entities, terms
+
+
+def _counts(entities: dict[str, Entity], terms: list[Term]) -> dict[str, Any]:
+    ids_by_lang: Counter[str] = Counter()
+    for e in entities.values():
+        ids_by_lang.update(lang for lang, names in e.names.items() if names)
+    return {
+        "entities": len(entities),
+        "terms": len(terms),
+        "mined_terms": sum(1 for t in terms if t[3] == RANK_MINED),
+        "terms_by_lang": dict(sorted(Counter(t[1] for t in terms).items())),
+        "ids_with_name_by_lang": dict(sorted(ids_by_lang.items())),
+        "categories": dict(sorted(Counter(e.category for e in entities.values()).items())),
+    }
+
+
+def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
+    """Read every configured source in order and assemble the vocabulary."""
+    t0 = time.perf_counter()
+    acc = _Acc()
+    sources = [_load_source(acc, s) for s in cfg.sources]
+    entities, terms = _assemble(acc)
+    manifest: dict[str, Any] = {
+        "sources": sources,
+        "fingerprint": config_fingerprint(cfg),
+        **_counts(entities, terms),
+    }
+    vocab = Vocabulary(entities, terms, manifest)
+    _ = vocab.exact_index, vocab.norm_index, vocab.surface_table
+    manifest["build_seconds"] = round(time.perf_counter() - t0, 2)
+    log.info(
+        "built vocabulary: %d entities, %d terms in %.1fs",
+        len(entities),
+        len(terms),
+        manifest["build_seconds"],
+    )
+    return vocab
+
+
+def build_summary(vocab: Vocabulary) -> dict[str, Any]:
+    """Counts and sources of a built vocabulary (the manifest minus file lists)."""
+    m = vocab.manifest
+    keys = (
+        "entities",
+        "terms",
+        "mined_terms",
+        "terms_by_lang",
+        "ids_with_name_by_lang",
+        "categories",
+        "build_seconds",
+        "fingerprint",
+    )
+    summary = {k: m[k] for k in keys if k in m}
+    summary["sources"] = [{k: v for k, v in s.items() if k != "files"} for s in m.get("sources", [])]
+    return summary
+
+
+def load_or_build(cfg: VocabularyConfig, rebuild: bool = False) -> Vocabulary:
+    """Load the vocabulary cached at ``cfg.path`` when its fingerprint matches, else build and save."""
+    if not rebuild and Vocabulary.exists(cfg.path):
+        vocab = Vocabulary.load(cfg.path)
+        if vocab.manifest.get("fingerprint") == config_fingerprint(cfg):
+            return vocab
+        log.info("vocabulary at %s is stale; rebuilding", cfg.path)
+    vocab = build_vocabulary(cfg)
+    vocab.save(cfg.path)
+    return vocab
+
+
+def default_sources(shared_data: str | None = None) -> list[VocabularySource]:
+    """Shipped files first, then the optional shared data sets (``$MEDGRAPH_SHARED_DATA`` or
+    ``../shared/data``): the same list as ``configs/local.yaml``."""
+    d = (shared_data or os.environ.get("MEDGRAPH_SHARED_DATA") or "../shared/data").rstrip("/")
+    s = VocabularySource
+    return [
+        s(kind="mesh_entry_terms", path="pkg:mesh_entry_terms.tsv.gz"),
+        s(kind="mesh_tree", path="pkg:mesh_tree_numbers.tsv.gz"),
+        s(kind="multilingual_terms", path="pkg:seed_terms.tsv"),
+        s(kind="mesh_names", path=f"{d}/mesh/mesh2015_descriptor_names.tsv", optional=True),
+        s(kind="multilingual_terms", path=f"{d}/mesh_multilingual/terms.part*.tsv", optional=True),
+        s(kind="pubtator", path=f"{d}/bc5cdr/CDR_TrainingSet.PubTator.txt", optional=True),
+        s(kind="pubtator", path=f"{d}/ncbi_disease/NCBItrainset_corpus.txt", optional=True),
+    ]
+
+
+def resolve_vocabulary(
+    vocab_dir: str | None, config_path: str | None, overrides: list[str] | None = None
+) -> tuple[Vocabulary, MedGraphConfig]:
+    """The vocabulary for a CLI: ``vocab_dir`` if given (with the built-in NER/linking defaults
+    unless ``config_path`` is given too), else built from the config (default
+    ``configs/local.yaml`` when present, else ``default_sources``) and cached at its path."""
+    from medgraph.config import load_config
+
+    if config_path is None and not vocab_dir and os.path.isfile("configs/local.yaml"):
+        config_path = "configs/local.yaml"
+    cfg = load_config(config_path, overrides or [])
+    if not cfg.vocabulary.sources:
+        vocabulary = VocabularyConfig(path=cfg.vocabulary.path, sources=default_sources())
+        cfg = cfg.model_copy(update={"vocabulary": vocabulary})
+    if vocab_dir:
+        return Vocabulary.load(vocab_dir), cfg
+    return load_or_build(cfg.vocabulary), cfg

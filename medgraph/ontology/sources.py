@@ -1,0 +1,180 @@
+"""Readers for every ``VocabularySource`` kind.
+
+Input: a ``VocabularySource`` (kind + path; ``pkg:`` paths resolve to ``medgraph/ontology/data``,
+globs such as ``terms.part*.tsv`` are expanded, ``.gz`` files are read transparently).
+Output: an iterator of ``Row`` records (``name``, ``term``, ``tree`` or ``mined``) consumed by
+``medgraph.ontology.build``.
+
+Kinds:
+- ``mesh_xml``: NLM ``descYYYY.xml[.gz]``, streamed with ``iterparse`` (memory stays flat).
+- ``mesh_names``: TSV ``mesh_id, mesh_name`` (header). ``mesh_tree``: TSV with ``mesh_id`` and
+  ``mesh_tree_number`` columns (header). ``mesh_entry_terms``: TSV without header:
+  ``mesh_id, name, entry|terms``. ``multilingual_terms``: TSV ``mesh_id, lang, term, source``.
+- ``pubtator``: mention → MeSH ID pairs mined from a TRAINING PubTator file. Files whose name
+  says development/test are refused: those splits are for measuring.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import gzip
+import io
+import logging
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, NamedTuple, cast
+
+from medgraph.config.models import VocabularySource
+
+log = logging.getLogger(__name__)
+
+PKG_DATA = Path(__file__).resolve().parent / "data"
+_MESH_ID = re.compile(r"^(?:MESH:)?(D\d{6,9})$")
+_HELD_OUT = re.compile(r"develop|devel|(^|[^a-z])dev([^a-z]|$)|test", re.IGNORECASE)
+
+
+class Row(NamedTuple):
+    """One vocabulary fact. ``kind``: name | term | tree | mined; ``n``: count, only for mined."""
+
+    kind: str
+    mesh_id: str
+    value: str
+    lang: str = "en"
+    n: int = 0
+
+
+def resolve_paths(path: str) -> list[Path]:
+    """Expand ``pkg:`` and globs; returns existing files, sorted (empty when none exist)."""
+    raw = str(PKG_DATA / path[4:]) if path.startswith("pkg:") else path
+    if any(c in raw for c in "*?["):
+        return [Path(p) for p in sorted(glob.glob(raw))]
+    p = Path(raw)
+    return [p] if p.is_file() else []
+
+
+def _open_text(path: Path) -> IO[str]:
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
+    return open(path, encoding="utf-8", newline="")
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    if path.suffix == ".gz":
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return open(path, "rb")
+
+
+def read_source(source: VocabularySource) -> Iterator[Row]:
+    """All rows of one source (all files of a glob); raises FileNotFoundError when none exist."""
+    paths = resolve_paths(source.path)
+    if not paths:
+        raise FileNotFoundError(f"vocabulary source {source.kind}: no file at {source.path}")
+    reader = _READERS[source.kind]
+    for path in paths:
+        yield from reader(path)
+
+
+def read_mesh_xml(path: Path) -> Iterator[Row]:
+    """Stream DescriptorRecords: UI, preferred name, tree numbers and every term string."""
+    with _open_binary(path) as fh:
+        context = ET.iterparse(fh, events=("start", "end"))
+        _, root = next(context)
+        for event, elem in context:
+            if event != "end" or elem.tag != "DescriptorRecord":
+                continue
+            yield from _descriptor_rows(elem)
+            elem.clear()
+            root.clear()
+
+
+def _descriptor_rows(rec: ET.Element) -> Iterator[Row]:
+    mesh_id = (rec.findtext("DescriptorUI") or "").strip()
+    name = (rec.findtext("DescriptorName/String") or "").strip()
+    if not mesh_id or not name:
+        return
+    yield Row("name", mesh_id, name)
+    for tree in rec.findall("TreeNumberList/TreeNumber"):
+        if tree.text:
+            yield Row("tree", mesh_id, tree.text.strip())
+    for concept in rec.findall("ConceptList/Concept"):
+        for term in concept.findall("TermList/Term"):
+            text = (term.findtext("String") or "").strip()
+            if text and text != name:
+                yield Row("term", mesh_id, text)
+
+
+def read_mesh_names(path: Path) -> Iterator[Row]:
+    with _open_text(path) as fh:
+        for rec in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if rec.get("mesh_id") and rec.get("mesh_name"):
+                yield Row("name", rec["mesh_id"].strip(), rec["mesh_name"].strip())
+
+
+def read_mesh_tree(path: Path) -> Iterator[Row]:
+    with _open_text(path) as fh:
+        for rec in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if rec.get("mesh_id") and rec.get("mesh_tree_number"):
+                yield Row("tree", rec["mesh_id"].strip(), rec["mesh_tree_number"].strip())
+
+
+def read_mesh_entry_terms(path: Path) -> Iterator[Row]:
+    with _open_text(path) as fh:
+        for line in fh:
+            parts = line.rstrip("\r\n").split("\t")
+            if len(parts) < 2 or not parts[0].startswith("D"):
+                continue
+            yield Row("name", parts[0], parts[1])
+            if len(parts) > 2:
+                for term in parts[2].split("|"):
+                    if term.strip():
+                        yield Row("term", parts[0], term.strip())
+
+
+def read_multilingual_terms(path: Path) -> Iterator[Row]:
+    """``mesh_id, lang, term, source``; a source ending in ``_name`` marks a preferred name."""
+    with _open_text(path) as fh:
+        for rec in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            mesh_id, lang, term = (rec.get(k, "") or "" for k in ("mesh_id", "lang", "term"))
+            if not (mesh_id and lang and term.strip()):
+                continue
+            kind = "name" if (rec.get("source") or "").endswith("_name") else "term"
+            yield Row(kind, mesh_id.strip(), term.strip(), lang.strip())
+
+
+def read_pubtator(path: Path) -> Iterator[Row]:
+    """Mention → MeSH descriptor counts from a training split (composites via their parts)."""
+    if _HELD_OUT.search(path.name):
+        raise ValueError(f"refusing to mine surface forms from a held-out split: {path.name}")
+    from medgraph.eval.pubtator import parse_pubtator
+
+    counts: Counter[tuple[str, str]] = Counter()
+    with _open_text(path) as fh:
+        for doc in parse_pubtator(fh.read()):
+            for ann in doc.annotations:
+                for surface, mesh_id in _mention_pairs(ann.surface, ann.ids, ann.parts):
+                    counts[(surface, mesh_id)] += 1
+    for (surface, mesh_id), n in sorted(counts.items()):
+        yield Row("mined", mesh_id, surface, "en", n)
+
+
+def _mention_pairs(surface: str, ids: list[str], parts: list[str]) -> list[tuple[str, str]]:
+    clean = [m.group(1) for i in ids if (m := _MESH_ID.match(i))]
+    if len(ids) == 1 and len(clean) == 1:
+        return [(surface, clean[0])]
+    if len(parts) == len(ids) and len(clean) == len(ids):
+        return list(zip(parts, clean, strict=True))
+    return []
+
+
+_READERS = {
+    "mesh_xml": read_mesh_xml,
+    "mesh_names": read_mesh_names,
+    "mesh_tree": read_mesh_tree,
+    "mesh_entry_terms": read_mesh_entry_terms,
+    "multilingual_terms": read_multilingual_terms,
+    "pubtator": read_pubtator,
+}

@@ -1,0 +1,180 @@
+"""The MeSH vocabulary: descriptors (``Entity``), their surface forms, and lookup indices.
+
+Input: built by ``medgraph.ontology.build.build_vocabulary`` or read with ``Vocabulary.load``.
+Output: ``entities`` (MeSH ID → ``Entity`` with per-language names), ``terms`` (every surface form
+with language, rank and mined count), and two lookup indices used by NER and linking:
+``exact_index`` (``match_key`` → ranked MeSH IDs) and ``norm_index`` (``norm_key`` → ranked IDs),
+plus ``surface_table`` (``match_key`` → acronym spellings, and whether a non-acronym surface
+shares the key) which the gazetteer uses for case-sensitive acronyms.
+
+On disk (``save(dir)``): ``vocab.pkl`` (one pickle holding entities, terms and both indices; loads
+in about a second for the full MeSH) and ``manifest.json`` (sources, counts per language).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import pickle
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medgraph.extract.text import match_key, norm_key
+from medgraph.schemas import Entity
+
+log = logging.getLogger(__name__)
+
+RANK_NAME = 0
+RANK_SYNONYM = 1
+RANK_MINED = 2
+FORMAT_VERSION = 3  # bump when keys, indices or the pickle layout change
+
+# (surface, lang, mesh_id, rank, mined count)
+Term = tuple[str, str, str, int, int]
+Index = dict[str, tuple[str, ...]]
+SurfaceTable = dict[str, tuple[tuple[str, ...], bool]]
+_ACRONYM = re.compile(r"^(?=(?:.*[A-Z]){2})[A-Z0-9\-]{2,6}$")
+
+
+def is_acronym(surface: str) -> bool:
+    """Short all-caps forms (``ALL``, ``AIDS``, ``5-FU``) that must match case-sensitively."""
+    return bool(_ACRONYM.match(surface))
+
+
+def build_surface_table(terms: Iterable[Term]) -> SurfaceTable:
+    """``match_key`` → (acronym spellings, any non-acronym surface) over all terms."""
+    forms: dict[str, set[str]] = defaultdict(set)
+    plain: set[str] = set()
+    for surface, *_ in terms:
+        key = match_key(surface)
+        if not key:
+            continue
+        if is_acronym(surface):
+            forms[key].add(surface)
+        else:
+            plain.add(key)
+    return {k: (tuple(sorted(forms.get(k, ()))), k in plain) for k in plain | set(forms)}
+
+
+MINED_PRECEDENCE = 2  # a form seen this often in annotated training text outranks names
+
+
+def _rank_ids(candidates: dict[str, list[int]]) -> tuple[str, ...]:
+    """Order the IDs sharing a key: forms attested ``MINED_PRECEDENCE``+ times in annotated
+    corpora first (usage beats nomenclature), then preferred names, then synonyms; ties by mined
+    count, then ID."""
+
+    def order(kv: tuple[str, list[int]]) -> tuple[int, int, int, str]:
+        rank, count = kv[1]
+        return (0 if count >= MINED_PRECEDENCE else 1, min(rank, RANK_SYNONYM), -count, kv[0])
+
+    ordered = sorted(candidates.items(), key=order)
+    return tuple(mesh_id for mesh_id, _ in ordered)
+
+
+def build_index(terms: Iterable[Term], key: Callable[[str], str]) -> Index:
+    """Key → ranked MeSH IDs over all terms."""
+    acc: dict[str, dict[str, list[int]]] = defaultdict(dict)
+    for surface, _lang, mesh_id, rank, count in terms:
+        k = key(surface)
+        if not k:
+            continue
+        slot = acc[k].setdefault(mesh_id, [rank, 0])
+        slot[0] = min(slot[0], rank)
+        slot[1] += count
+    return {k: _rank_ids(v) for k, v in acc.items()}
+
+
+@dataclass
+class Vocabulary:
+    entities: dict[str, Entity]
+    terms: list[Term]
+    manifest: dict[str, Any] = field(default_factory=dict)
+    _exact: Index | None = field(default=None, repr=False)
+    _norm: Index | None = field(default=None, repr=False)
+    _surfaces: SurfaceTable | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.entities)
+
+    def __contains__(self, mesh_id: object) -> bool:
+        return mesh_id in self.entities
+
+    def get(self, mesh_id: str) -> Entity | None:
+        return self.entities.get(mesh_id)
+
+    def category(self, mesh_id: str) -> str:
+        entity = self.entities.get(mesh_id)
+        return entity.category if entity else ""
+
+    @property
+    def exact_index(self) -> Index:
+        if self._exact is None:
+            self._exact = build_index(self.terms, match_key)
+        return self._exact
+
+    @property
+    def norm_index(self) -> Index:
+        if self._norm is None:
+            self._norm = build_index(self.terms, norm_key)
+        return self._norm
+
+    @property
+    def surface_table(self) -> SurfaceTable:
+        if self._surfaces is None:
+            self._surfaces = build_surface_table(self.terms)
+        return self._surfaces
+
+    def without_mined(self) -> Vocabulary:
+        """The same vocabulary minus surface forms mined from annotated corpora (for baselines)."""
+        terms = [t for t in self.terms if t[3] != RANK_MINED]
+        return Vocabulary(self.entities, terms, dict(self.manifest, mined_removed=True))
+
+    def save(self, directory: str | Path) -> Path:
+        """Write ``vocab.pkl`` and ``manifest.json`` into ``directory``; returns the directory."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        state = {
+            "version": FORMAT_VERSION,
+            "entities": [
+                (e.mesh_id, e.name, e.category, e.tree_numbers, e.names) for e in self.entities.values()
+            ],
+            "terms": self.terms,
+            "exact": self.exact_index,
+            "norm": self.norm_index,
+            "surfaces": self.surface_table,
+        }
+        tmp = out / "vocab.pkl.tmp"
+        with open(tmp, "wb") as fh:
+            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(out / "vocab.pkl")
+        (out / "manifest.json").write_text(json.dumps(self.manifest, indent=2, ensure_ascii=False))
+        return out
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Vocabulary:
+        """Read a vocabulary written by ``save``."""
+        t0 = time.perf_counter()
+        src = Path(directory)
+        with open(src / "vocab.pkl", "rb") as fh:
+            state = pickle.load(fh)  # noqa: S301 - our own file
+        if state.get("version") != FORMAT_VERSION:
+            raise ValueError(f"{src}: vocabulary format {state.get('version')} != {FORMAT_VERSION}")
+        entities = {
+            row[0]: Entity(mesh_id=row[0], name=row[1], category=row[2], tree_numbers=row[3], names=row[4])
+            for row in state["entities"]
+        }
+        manifest_path = src / "manifest.json"
+        manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+        vocab = cls(entities, state["terms"], manifest, state["exact"], state["norm"], state["surfaces"])
+        log.info("loaded vocabulary %s: %d entities in %.2fs", src, len(entities), time.perf_counter() - t0)
+        return vocab
+
+    @staticmethod
+    def exists(directory: str | Path) -> bool:
+        return (Path(directory) / "vocab.pkl").is_file()

@@ -1,0 +1,117 @@
+"""Linker cascade: multilingual exact, normalised, abbreviations, composites, TF-IDF threshold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from medgraph.config.models import LinkingConfig, VocabularyConfig, VocabularySource
+from medgraph.link import EntityExtractor, Linker
+from medgraph.link.abbreviations import abbreviation_map, find_abbreviations
+from medgraph.ontology.build import build_vocabulary, default_sources, load_or_build
+from medgraph.ontology.vocabulary import Vocabulary
+
+REPO = Path(__file__).resolve().parents[2]
+XML = REPO / "tests" / "fixtures" / "mesh" / "desc_fixture.xml"
+MI = "D009203"
+MULTILINGUAL = ["心肌梗死", "Herzinfarkt", "heart attack", "Myocardial Infarction"]
+
+
+@pytest.fixture(scope="module")
+def small_vocab() -> Vocabulary:
+    return build_vocabulary(
+        VocabularyConfig(
+            sources=[
+                VocabularySource(kind="mesh_xml", path=str(XML)),
+                VocabularySource(kind="multilingual_terms", path="pkg:seed_terms.tsv"),
+            ]
+        )
+    )
+
+
+@pytest.fixture(scope="session")
+def full_vocab(shared_data: Path) -> Vocabulary:
+    cfg = VocabularyConfig(
+        path=str(REPO / ".medgraph" / "test-vocab"), sources=default_sources(str(shared_data))
+    )
+    return load_or_build(cfg)
+
+
+@pytest.mark.parametrize("surface", MULTILINGUAL)
+def test_multilingual_with_xml_and_seed(small_vocab: Vocabulary, surface: str) -> None:
+    assert Linker(small_vocab).link(surface).mesh_id == MI
+
+
+def test_shipped_seed_alone_links_de_zh() -> None:
+    vocab = build_vocabulary(
+        VocabularyConfig(sources=[VocabularySource(kind="multilingual_terms", path="pkg:seed_terms.tsv")])
+    )
+    linker = Linker(vocab)
+    assert [linker.link(s).mesh_id for s in ("心肌梗死", "Herzinfarkt", "Myokardinfarkt")] == [MI] * 3
+    assert linker.link("Bluthochdruck", "de").mesh_id == linker.link("高血压", "zh").mesh_id == "D006973"
+    assert linker.link("二甲双胍", "zh").mesh_id == "D008687"
+
+
+def test_exact_and_normalised_methods(small_vocab: Vocabulary) -> None:
+    linker = Linker(small_vocab)
+    exact = linker.link("MYOCARDIAL INFARCTION")
+    assert (exact.mesh_id, exact.method, exact.score) == (MI, "exact", 1.0)
+    norm = linker.link("infarctions of the myocardial")
+    assert (norm.mesh_id, norm.method) == (MI, "normalised")
+    assert norm.category == "Disease"
+
+
+def test_abbreviation_resolution(small_vocab: Vocabulary) -> None:
+    context = "Patients with acute myocardial infarction (AMI) were followed. AMI recurred in 3."
+    assert find_abbreviations(context)[0].long == "acute myocardial infarction"
+    assert abbreviation_map("heart attack (HA) and fever") == {"HA": "heart attack"}
+    res = Linker(small_vocab).link("AMI", "en", context)
+    assert (res.mesh_id, res.method) == (MI, "abbreviation")
+    assert Linker(small_vocab, LinkingConfig(abbreviations=False)).link("AMI", "en", context).mesh_id is None
+
+
+def test_extractor_labels_short_forms(small_vocab: Vocabulary) -> None:
+    text = "Patients with myocardial infarction (MI) got metformin. MI recurred."
+    mentions = EntityExtractor(small_vocab).extract(text, "en")
+    got = [(text[m.start : m.end], m.mesh_id, m.method) for m in mentions]
+    assert got == [
+        ("myocardial infarction", MI, "exact"),
+        ("MI", MI, "abbreviation"),
+        ("metformin", "D008687", "exact"),
+        ("MI", MI, "abbreviation"),
+    ]
+
+
+def test_tfidf_fallback_threshold(small_vocab: Vocabulary) -> None:
+    linker = Linker(small_vocab, LinkingConfig(tfidf_threshold=0.5))
+    typo = linker.link("myocardial infraction")
+    assert (typo.mesh_id, typo.method) == (MI, "tfidf") and 0.5 <= typo.score < 1.0
+    assert linker.link("qwxz blorft").mesh_id is None
+    strict = Linker(small_vocab, LinkingConfig(tfidf_threshold=0.99))
+    assert strict.link("myocardial infraction").mesh_id is None
+    off = Linker(small_vocab, LinkingConfig(tfidf=False))
+    assert off.link("myocardial infraction").method == "none"
+
+
+def test_link_many_is_deterministic(small_vocab: Vocabulary) -> None:
+    surfaces = ["heart attack", "Pyrexia", "nonsense words", "Metformin"]
+    first = [r.mesh_id for r in Linker(small_vocab).link_many(surfaces)]
+    assert first == [r.mesh_id for r in Linker(small_vocab).link_many(surfaces)]
+    assert first == [MI, "D005334", None, "D008687"]
+
+
+def test_composite_mention(full_vocab: Vocabulary) -> None:
+    res = Linker(full_vocab).link("colon and rectal cancers")
+    assert res.mesh_id in {"D003110", "D012004", "D015179"}
+
+
+@pytest.mark.parametrize("surface", MULTILINGUAL)
+def test_multilingual_with_shared_data(full_vocab: Vocabulary, surface: str) -> None:
+    assert Linker(full_vocab).link(surface).mesh_id == MI
+
+
+def test_shared_data_variants(full_vocab: Vocabulary) -> None:
+    linker = Linker(full_vocab)
+    assert linker.link("pancreatic tumours").mesh_id == "D010190"
+    assert linker.link("sporadic Wilms tumours").mesh_id == "D009396"

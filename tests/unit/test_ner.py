@@ -1,0 +1,92 @@
+"""Gazetteer NER: folding with offsets, longest match, word boundaries, acronyms, stop words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from medgraph.config.models import NerConfig, VocabularyConfig, VocabularySource
+from medgraph.extract.ner import GazetteerNER
+from medgraph.extract.text import fold, fold_for_scan, match_key, norm_key
+from medgraph.ontology.build import build_vocabulary
+
+XML = Path(__file__).resolve().parents[1] / "fixtures" / "mesh" / "desc_fixture.xml"
+
+
+@pytest.fixture(scope="module")
+def ner() -> GazetteerNER:
+    vocab = build_vocabulary(
+        VocabularyConfig(
+            sources=[
+                VocabularySource(kind="mesh_xml", path=str(XML)),
+                VocabularySource(kind="mesh_tree", path="pkg:mesh_tree_numbers.tsv.gz"),
+                VocabularySource(kind="multilingual_terms", path="pkg:seed_terms.tsv"),
+            ]
+        )
+    )
+    return GazetteerNER(vocab, NerConfig())
+
+
+def _found(ner: GazetteerNER, text: str, lang: str = "en") -> list[tuple[str, str | None]]:
+    mentions = ner.find(text, lang)
+    for m in mentions:
+        assert text[m.start : m.end] == m.surface
+    return [(m.surface, m.mesh_id) for m in mentions]
+
+
+def test_fold_helpers() -> None:
+    assert fold("Größe ＡＢＣ") == "grosse abc"
+    assert match_key("Infarction, Myocardial") == "infarction myocardial"
+    assert norm_key("Infarctions, Myocardial") == norm_key("myocardial infarction")
+    assert norm_key("tumours of the kidney") == norm_key("kidney tumors")
+
+
+def test_fold_for_scan_maps_offsets_back() -> None:
+    text = "Straße ＭＩ 心肌梗死"
+    scan, starts, ends = fold_for_scan(text)
+    assert starts is not None and ends is not None
+    i = scan.index("strasse")
+    assert (starts[i], ends[i + len("strasse") - 1]) == (0, 6)
+    j = scan.index("mi")
+    assert text[starts[j] : ends[j + 1]] == "ＭＩ"
+    k = scan.index("心肌梗死")
+    assert text[starts[k] : ends[k + 3]] == "心肌梗死"
+
+
+def test_german_umlauts_and_eszett(ner: GazetteerNER) -> None:
+    text = "Die Blutgefäße und die Schilddrüse. Übelkeit trat auf; BLUTGEFÄSSE!"
+    found = _found(ner, text, "de")
+    assert ("Blutgefäße", "D001808") in found
+    assert ("Schilddrüse", "D013961") in found
+    assert ("Übelkeit", "D009325") in found
+    assert ("BLUTGEFÄSSE", "D001808") in found  # ß folds to ss
+
+
+def test_full_width_and_chinese_without_spaces(ner: GazetteerNER) -> None:
+    assert _found(ner, "ＨＥＡＲＴ　ＡＴＴＡＣＫ") == [("ＨＥＡＲＴ　ＡＴＴＡＣＫ", "D009203")]
+    found = _found(ner, "患者有心肌梗死和2型糖尿病，服用二甲双胍。", "zh")
+    assert found == [("心肌梗死", "D009203"), ("2型糖尿病", "D003924"), ("二甲双胍", "D008687")]
+
+
+def test_mixed_script_boundaries(ner: GazetteerNER) -> None:
+    assert _found(ner, "服用Metformin治疗", "zh") == [("Metformin", "D008687")]
+
+
+def test_longest_leftmost_match(ner: GazetteerNER) -> None:
+    found = _found(ner, "A heart attack damages the heart.")
+    assert found == [("heart attack", "D009203"), ("heart", "D006321")]
+
+
+def test_word_boundaries_and_acronyms(ner: GazetteerNER) -> None:
+    assert _found(ner, "ALLergy to metformin") == [("metformin", "D008687")]
+    assert _found(ner, "Children with ALL.") == [("ALL", "D054198")]
+    assert _found(ner, "all patients") == []  # acronyms are case-sensitive
+
+
+def test_stop_words_and_plural_variants(ner: GazetteerNER) -> None:
+    assert _found(ner, "This may lead to fever.") == [("fever", "D005334")]
+    mentions = ner.find("Two heart attacks occurred.")
+    assert [(m.surface, m.method, m.mesh_id) for m in mentions] == [
+        ("heart attacks", "normalised", "D009203")
+    ]
