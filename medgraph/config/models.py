@@ -49,7 +49,9 @@ class PipelineConfig(_Model):
     extract: StageResources = StageResources(num_cpus=0.5, max_actors=2, batch_size=128)
     embed: StageResources = StageResources(num_cpus=1.0, max_actors=2, batch_size=32)
     write: StageResources = StageResources(num_cpus=0.5, max_actors=2, batch_size=256)
-    max_doc_bytes: int = 50_000_000
+    # records of a JSONL / JSON file per input shard: a shard's chunks form one Ray Data block,
+    # the unit of streaming and of load balance between actors
+    records_per_shard: int = Field(default=8, ge=1)
 
 
 # --- Stages --------------------------------------------------------------------------------

@@ -1,0 +1,200 @@
+"""Corpus build job: files → chunks → normalise → NER → link → embed → graph + vector stores.
+
+    python -m jobs.build_corpus --config configs/local.yaml --input data/demo [--set a.b=c ...]
+    ray job submit --working-dir . -- python -m jobs.build_corpus --config configs/cluster.yaml --input ...
+
+Stages run on Ray Data actor pools sized in ``pipeline:`` of the config. With embedded stores
+(SQLite, Qdrant local mode: one owner process) the driver is the single writer and consumes the
+stream; with server stores a pool of writer actors writes directly. Re-running is idempotent:
+documents already complete with the same content are skipped, partial ones are redone. The run,
+its counts and every failure with its reason are recorded in the graph store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from medgraph.config import MedGraphConfig, load_config
+from medgraph.config.models import StageResources
+from medgraph.index.writer import CorpusWriter, WriteStats
+from medgraph.ingest.loaders import expand_inputs, plan_shards
+from medgraph.schemas import Failure
+
+log = logging.getLogger("medgraph.build_corpus")
+
+
+def ensure_vocabulary(cfg: MedGraphConfig) -> Any:
+    """Load the vocabulary, (re)building it first when it is missing or its sources changed."""
+    from medgraph.ontology.build import load_or_build
+
+    return load_or_build(cfg.vocabulary)
+
+
+def _pool(res: StageResources) -> dict[str, Any]:
+    import ray.data
+
+    pool: dict[str, Any] = {
+        "compute": ray.data.ActorPoolStrategy(min_size=res.min_actors, max_size=res.max_actors),
+        "num_cpus": res.num_cpus,
+    }
+    if res.num_gpus:
+        pool["num_gpus"] = res.num_gpus
+    return pool
+
+
+def build_dataset(cfg: MedGraphConfig, shards: list[Any], complete: dict[str, str]) -> Any:
+    import ray
+
+    from jobs.stages import Embed, Extract, LoadAndChunk
+
+    p = cfg.pipeline
+    items = [{"path": s.path, "start": s.start, "stop": -1 if s.stop is None else s.stop} for s in shards]
+    ds = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
+    ds = ds.flat_map(
+        LoadAndChunk, fn_constructor_kwargs={"chunking": cfg.chunking, "complete": complete}, **_pool(p.load)
+    )
+    ds = ds.map_batches(
+        Extract, batch_size=p.extract.batch_size, batch_format="numpy", **_pool(p.extract),
+        fn_constructor_kwargs={"vocab_path": cfg.vocabulary.path, "ner": cfg.ner, "linking": cfg.linking,
+                               "normalise_text": cfg.normalise.enabled},
+    )
+    return ds.map_batches(
+        Embed, batch_size=p.embed.batch_size, batch_format="numpy", **_pool(p.embed),
+        fn_constructor_kwargs={"cfg": cfg.embedding},
+    )
+
+
+class Progress:
+    """Logs documents and chunks written, with rates, at most every ``every`` seconds."""
+
+    def __init__(self, every: float = 5.0) -> None:
+        self.start = self.last = time.monotonic()
+        self.every = every
+        self.stats = WriteStats()
+        self.skipped = 0
+        self.failures: list[Failure] = []
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            rate = self.stats.chunks / max(now - self.start, 1e-9)
+            log.info("written %d documents, %d chunks (%.1f chunks/s), %d skipped, %d failed",
+                     len(self.stats.documents_completed), self.stats.chunks, rate, self.skipped, len(self.failures))
+
+
+def consume(ds: Any, writer: CorpusWriter, run_id: str, batch_size: int, progress: Progress) -> None:
+    """The single-writer path: the driver owns the embedded stores and writes every batch."""
+    from jobs.stages import rows_of, to_indexed
+
+    for batch in ds.iter_batches(batch_size=batch_size, batch_format="numpy"):
+        rows = rows_of(batch)
+        failed = [Failure(r["error_source"], r["error_stage"], r["error"], r["doc_id"]) for r in rows if r["kind"] == "failure"]
+        writer.record_failures(run_id, failed)
+        progress.failures.extend(failed)
+        progress.skipped += sum(1 for r in rows if r["kind"] == "skipped")
+        progress.stats.add(writer.write([to_indexed(r) for r in rows if r["kind"] == "chunk"]))
+        progress.tick()
+
+
+def open_writer(cfg: MedGraphConfig, vocab: Any, dense_dim: int, sparse_idf: bool) -> CorpusWriter:
+    from medgraph.stores import make_graph_store, make_vector_store
+
+    vectors = make_vector_store(cfg.stores.vector)
+    vectors.ensure_collection(dense_dim, sparse_idf)
+    return CorpusWriter(make_graph_store(cfg.stores.graph), vectors, vocab.get)
+
+
+def build_corpus(cfg: MedGraphConfig, inputs: list[str], run_id: str | None = None) -> dict[str, Any]:
+    """Run the whole build; returns the summary that is also recorded as the run's status."""
+    from jobs.ray_runtime import init_ray
+    from medgraph.embed import make_embedder
+
+    started = time.time()
+    run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    vocab = ensure_vocabulary(cfg)
+    probe = make_embedder(cfg.embedding)
+    writer = open_writer(cfg, vocab, probe.dim, cfg.embedding.sparse == "lexical")
+    del probe
+    files, input_failures = expand_inputs(inputs)
+    shards = plan_shards(files, cfg.pipeline.records_per_shard)
+    writer.graph.start_run(run_id, {"inputs": [str(i) for i in inputs], "files": len(files), "shards": len(shards)})
+    progress = Progress()
+    writer.record_failures(run_id, input_failures)
+    progress.failures.extend(input_failures)
+    status = "failed"
+    try:
+        if shards:
+            init_ray(cfg.ray)
+            ds = build_dataset(cfg, shards, writer.graph.document_hashes(complete_only=True))
+            consume(ds, writer, run_id, cfg.pipeline.write.batch_size, progress)
+        status = "succeeded"
+    finally:
+        summary = _summary(run_id, started, files, progress, writer.graph.counts(), status)
+        writer.graph.finish_run(run_id, status, summary)
+        writer.graph.close()
+        writer.vectors.close()
+    return summary
+
+
+def _summary(run_id: str, started: float, files: list[Path], progress: Progress,
+             counts: dict[str, int], status: str) -> dict[str, Any]:
+    elapsed = time.time() - started
+    return {
+        "run_id": run_id,
+        "status": status,
+        "files": len(files),
+        "documents_written": len(set(progress.stats.documents_completed)),
+        "documents_skipped": progress.skipped,
+        "chunks_written": progress.stats.chunks,
+        "mentions_written": progress.stats.mentions,
+        "failures": [{"source": f.source, "stage": f.stage, "reason": f.reason} for f in progress.failures],
+        "store": counts,
+        "seconds": round(elapsed, 2),
+        "chunks_per_s": round(progress.stats.chunks / elapsed, 2) if elapsed else 0.0,
+    }
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    store = summary["store"]
+    print(f"run {summary['run_id']}: {summary['status']} in {summary['seconds']} s")
+    print(f"  this run: {summary['documents_written']} documents, {summary['chunks_written']} chunks, "
+          f"{summary['mentions_written']} mentions written; {summary['documents_skipped']} documents unchanged")
+    print(f"  store:    {store['documents']} documents, {store['chunks']} chunks, "
+          f"{store['mentions']} mentions, {store['entities']} entities")
+    print(f"  failures: {len(summary['failures'])}")
+    for f in summary["failures"]:
+        print(f"    {f['source']} [{f['stage']}]: {f['reason']}")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m jobs.build_corpus", description=__doc__.split("\n")[0])
+    ap.add_argument("--config", default="configs/local.yaml")
+    ap.add_argument("--input", nargs="+", required=True, help="files or directories")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
+    ap.add_argument("--run-id")
+    ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    cfg = load_config(args.config, args.overrides)
+    summary = build_corpus(cfg, args.input, args.run_id)
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        print_summary(summary)
+    return 0 if summary["status"] == "succeeded" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

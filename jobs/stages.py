@@ -1,0 +1,155 @@
+"""Ray Data stage adapters for the corpus build.
+
+Each adapter is a callable class: ``__init__`` builds its model or index once per actor,
+``__call__`` converts a batch to records, calls the Ray-free operation from ``medgraph``, and
+converts back. Rows share one flat schema (``ROW_KIND``: ``chunk`` | ``failure`` | ``skipped``)
+so that a failed or skipped document travels through the pipeline to the summary without
+ever stopping it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import Any
+
+import numpy as np
+
+from medgraph.config.models import ChunkingConfig, EmbeddingConfig, LinkingConfig, NerConfig
+from medgraph.extract.normalise import normalise
+from medgraph.index.writer import IndexedChunk
+from medgraph.ingest.chunking import Chunker
+from medgraph.ingest.loaders import Shard, load_shard
+from medgraph.schemas import Chunk, Document, Failure, mentions_from_json, mentions_to_json
+
+log = logging.getLogger(__name__)
+
+Batch = dict[str, Any]
+
+
+def _base_row(kind: str) -> dict[str, Any]:
+    row = Chunk("", "", 0, "", [], "", "", 0, "").to_row()
+    row.update(kind=kind, source_id="", source_path="", error_source="", error_stage="", error="",
+               mentions_json="[]", timings_json="[]")
+    return row
+
+
+def failure_row(f: Failure) -> dict[str, Any]:
+    row = _base_row("failure")
+    row.update(doc_id=f.doc_id, error_source=f.source, error_stage=f.stage, error=f.reason)
+    return row
+
+
+def skipped_row(doc: Document) -> dict[str, Any]:
+    row = _base_row("skipped")
+    row.update(doc_id=doc.doc_id, source_path=doc.source_path)
+    return row
+
+
+def chunk_row(chunk: Chunk, doc: Document) -> dict[str, Any]:
+    row = _base_row("chunk")
+    row.update(chunk.to_row())
+    row.update(source_id=doc.source_id, source_path=doc.source_path)
+    return row
+
+
+class LoadAndChunk:
+    """Shard row → chunk rows. Documents already complete with the same content are skipped."""
+
+    def __init__(self, chunking: ChunkingConfig, complete: dict[str, str]) -> None:
+        self.chunker = Chunker(chunking)
+        self.complete = complete
+
+    def __call__(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        shard = Shard(row["path"], int(row["start"]), None if row["stop"] < 0 else int(row["stop"]))
+        out: list[dict[str, Any]] = []
+        for item in load_shard(shard):
+            if isinstance(item, Failure):
+                out.append(failure_row(item))
+            elif self.complete.get(item.doc_id) == item.content_hash:
+                out.append(skipped_row(item))
+            else:
+                out.extend(self._chunk(item))
+        return out
+
+    def _chunk(self, doc: Document) -> list[dict[str, Any]]:
+        try:
+            chunks = self.chunker.chunk(doc)
+        except Exception as exc:  # a document that breaks the chunker fails alone
+            return [failure_row(Failure(doc.source_path, "chunk", f"{type(exc).__name__}: {exc}", doc.doc_id))]
+        if not chunks:
+            return [failure_row(Failure(doc.source_path, "chunk", "no text to index", doc.doc_id))]
+        return [chunk_row(c, doc) for c in chunks]
+
+
+def _chunk_rows(batch: Batch) -> list[int]:
+    return [i for i, kind in enumerate(batch["kind"]) if kind == "chunk"]
+
+
+class Extract:
+    """Normalise units and dosing frequencies, then NER + MeSH linking on each chunk."""
+
+    def __init__(self, vocab_path: str, ner: NerConfig, linking: LinkingConfig, normalise_text: bool) -> None:
+        from medgraph.link import EntityExtractor
+        from medgraph.ontology.vocabulary import Vocabulary
+
+        self.extractor = EntityExtractor(Vocabulary.load(vocab_path), ner, linking)
+        self.normalise_text = normalise_text
+
+    def __call__(self, batch: Batch) -> Batch:
+        texts = list(batch["text"])
+        mentions = list(batch["mentions_json"])
+        timings = list(batch["timings_json"])
+        for i in _chunk_rows(batch):
+            if self.normalise_text:
+                norm = normalise(texts[i])
+                texts[i] = norm.text
+                timings[i] = json.dumps([t.__dict__ for t in norm.timings], ensure_ascii=False)
+            mentions[i] = mentions_to_json(self.extractor.extract(texts[i], str(batch["language"][i])))
+        batch["text"], batch["mentions_json"], batch["timings_json"] = texts, mentions, timings
+        return batch
+
+
+class Embed:
+    """Dense and sparse vectors for each chunk (zeros / empty for failure and skipped rows)."""
+
+    def __init__(self, cfg: EmbeddingConfig) -> None:
+        os.environ.setdefault("OMP_NUM_THREADS", str(cfg.threads))
+        from medgraph.embed import make_embedder
+
+        self.embedder = make_embedder(cfg)
+
+    def __call__(self, batch: Batch) -> Batch:
+        rows = _chunk_rows(batch)
+        texts = [str(batch["text"][i]) for i in rows]
+        n = len(batch["kind"])
+        dense = np.zeros((n, self.embedder.dim), dtype=np.float32)
+        sparse = ["{}"] * n
+        if texts and self.embedder.has_dense:
+            dense[rows] = self.embedder.embed_dense(texts)
+        if texts and self.embedder.has_sparse:
+            for i, vec in zip(rows, self.embedder.embed_sparse(texts), strict=True):
+                sparse[i] = json.dumps({"indices": [int(x) for x in vec.indices], "values": [float(x) for x in vec.values]})
+        batch["dense"], batch["sparse_json"] = dense, sparse
+        return batch
+
+
+def rows_of(batch: Batch) -> list[dict[str, Any]]:
+    n = len(batch["kind"])
+    return [{k: v[i] for k, v in batch.items()} for i in range(n)]
+
+
+def to_indexed(row: dict[str, Any]) -> IndexedChunk:
+    from medgraph.embed import SparseVector
+
+    sparse = json.loads(row["sparse_json"]) if row.get("sparse_json") not in (None, "{}") else None
+    return IndexedChunk(
+        chunk=Chunk.from_row(row),
+        mentions=mentions_from_json(row["mentions_json"]),
+        dense=np.asarray(row["dense"], dtype=np.float32) if "dense" in row else None,
+        sparse=SparseVector(np.asarray(sparse["indices"]), np.asarray(sparse["values"], dtype=np.float32))
+        if sparse else None,
+        source_id=str(row["source_id"]),
+        source_path=str(row["source_path"]),
+    )
