@@ -115,6 +115,61 @@ class EmbeddingConfig(_Model):
     threads: int = 1
 
 
+class RetrievalConfig(_Model):
+    """The query path: which retrieval paths run, how many candidates, how they are fused."""
+
+    paths: tuple[Literal["vector", "ppr"], ...] = ("vector", "ppr")
+    candidates: int = Field(default=40, ge=1)  # per path
+    top_k: int = Field(default=8, ge=1)  # evidence handed to the answerer
+    damping: float = Field(default=0.5, gt=0.0, lt=1.0)  # PPR: probability of following an edge
+    rrf_k: int = Field(default=60, ge=1)
+    weights: dict[str, float] = Field(default_factory=lambda: {"vector": 1.0, "ppr": 0.5})
+    language_filter: bool = False  # restrict vector search to the question's language
+    analysis_cache: int = Field(default=1024, ge=0)  # questions whose NER + linking is cached
+
+
+class RerankConfig(_Model):
+    """``features``: offline, a logistic model over retrieval features; ``cross_encoder``: model tier."""
+
+    kind: Literal["features", "cross_encoder"] = "features"
+    model_path: str | None = None
+    device: str = "cpu"
+    batch_size: int = 16
+    # logistic weights of the feature reranker (see medgraph/retrieve/rerank.py)
+    weights: dict[str, float] = Field(default_factory=dict)
+
+
+class AnswerConfig(_Model):
+    kind: Literal["extractive"] = "extractive"
+    max_sentences: int = Field(default=4, ge=1)
+    max_per_chunk: int = Field(default=2, ge=1)
+    min_relevance: float = Field(default=0.3, ge=0.0, le=1.0)  # refuse when no evidence reaches it
+
+
+class DeploymentConfig(_Model):
+    """One Serve deployment: replicas (fixed or autoscaled) and per-replica resources."""
+
+    num_replicas: int = Field(default=1, ge=1)
+    autoscaling: dict[str, float] | None = None  # min_replicas, max_replicas, target_ongoing_requests
+    num_cpus: float = 0.25
+    num_gpus: float = 0.0
+    max_ongoing_requests: int = Field(default=32, ge=1)
+
+
+class ServeConfig(_Model):
+    """The Serve application. With embedded stores the retriever owns them: keep it at 1 replica."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    request_timeout_s: float = Field(default=30.0, gt=0)
+    store_timeout_s: float = Field(default=5.0, gt=0)  # readiness / store calls answer 503 after this
+    ingress: DeploymentConfig = DeploymentConfig()
+    analyzer: DeploymentConfig = DeploymentConfig()
+    retriever: DeploymentConfig = DeploymentConfig()
+    reranker: DeploymentConfig = DeploymentConfig()
+    answerer: DeploymentConfig = DeploymentConfig()
+
+
 class EmbeddedGraphStoreConfig(_Model):
     kind: Literal["embedded"] = "embedded"
     path: str = "./.medgraph/graph.sqlite"
@@ -171,4 +226,8 @@ class MedGraphConfig(_Model):
     ner: NerConfig = NerConfig()
     linking: LinkingConfig = LinkingConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    rerank: RerankConfig = RerankConfig()
+    answer: AnswerConfig = AnswerConfig()
+    serve: ServeConfig = ServeConfig()
     stores: StoresConfig = StoresConfig()
