@@ -93,6 +93,7 @@ class Chunk:
     page: int | None = None
     doc_hash: str = ""
     doc_chunk_count: int = 0
+    source_id: str = ""  # of the document (e.g. "PMID:123"); filled when read back from a store
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)
@@ -117,6 +118,7 @@ class Chunk:
             page=None if page < 0 else page,
             doc_hash=str(row.get("doc_hash", "")),
             doc_chunk_count=int(row.get("doc_chunk_count", 0)),
+            source_id=str(row.get("source_id", "")),
         )
 
 

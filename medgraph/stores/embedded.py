@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from medgraph.retrieve.ppr import PPRHit, PPRIndex
 from medgraph.schemas import Chunk, Entity, Failure, Mention
 from medgraph.stores.graph import DeleteResult, DocumentRecord
 
@@ -200,7 +201,8 @@ class EmbeddedGraphStore:
         with self._lock:
             rows = {
                 r[0]: r for r in self._db.execute(
-                    f"SELECT * FROM chunks WHERE chunk_id IN ({','.join('?' * len(chunk_ids))})", chunk_ids)
+                    "SELECT chunks.*, documents.source_id FROM chunks LEFT JOIN documents USING (doc_id) "
+                    f"WHERE chunk_id IN ({','.join('?' * len(chunk_ids))})", chunk_ids)
             } if chunk_ids else {}
         return [_chunk(rows[c]) for c in chunk_ids if c in rows]
 
@@ -218,6 +220,49 @@ class EmbeddedGraphStore:
                 "FROM mentions LEFT JOIN entities USING (mesh_id) WHERE chunk_id=? ORDER BY start", (chunk_id,)
             ).fetchall()
         return [Mention(*r) for r in rows]
+
+    def chunk_entities(self, chunk_ids: list[str]) -> dict[str, set[str]]:
+        """The MeSH IDs mentioned in each of the given chunks."""
+        out: dict[str, set[str]] = {c: set() for c in chunk_ids}
+        if not chunk_ids:
+            return out
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT chunk_id, mesh_id FROM mentions WHERE chunk_id IN ({','.join('?' * len(chunk_ids))})",
+                chunk_ids,
+            ).fetchall()
+        for chunk_id, mesh_id in rows:
+            out[chunk_id].add(mesh_id)
+        return out
+
+    def neighbourhood(self, mesh_id: str, hops: int = 1, limit: int = 25) -> list[tuple[str, str, int]]:
+        """Co-occurrence edges around an entity: ``(source, target, shared-chunk count)``.
+
+        Hop 1 links the entity to the ``limit`` entities it shares most chunks with; hop 2 adds,
+        for each of those, its strongest co-occurring entities. Derived from MENTIONED_IN only.
+        """
+        matrix, entities, _ = self.incidence()
+        index = {e: i for i, e in enumerate(entities)}
+        if mesh_id not in index:
+            return []
+        binary = (matrix > 0).astype(np.float32).tocsr()
+        edges: list[tuple[str, str, int]] = []
+        frontier, seen = [mesh_id], {mesh_id}
+        for _ in range(max(1, hops)):
+            nxt: list[str] = []
+            for source in frontier:
+                row = binary[index[source]]
+                shared = (row @ binary.T).toarray().ravel()
+                shared[index[source]] = 0
+                for j in np.argsort(-shared, kind="stable")[:limit]:
+                    if shared[j] <= 0:
+                        break
+                    edges.append((source, entities[j], int(shared[j])))
+                    if entities[j] not in seen:
+                        seen.add(entities[j])
+                        nxt.append(entities[j])
+            frontier = nxt[:limit]
+        return edges
 
     def incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
         """Entity × chunk matrix (mention counts), entity IDs and chunk IDs; cached until a write."""
@@ -237,6 +282,17 @@ class EmbeddedGraphStore:
         ci = np.array([c_index[r[1]] for r in rows], dtype=np.int64)
         return sp.csr_matrix((data, (ri, ci)), shape=(len(entities), len(chunks))), entities, chunks
 
+    _ppr_cache: tuple[object, PPRIndex] | None = None  # (incidence it was built from, index)
+
+    def ppr(self, seeds: dict[str, float], damping: float = 0.5, top_k: int = 50) -> list[PPRHit]:
+        """Top-``top_k`` chunks by PPR (``PPRIndex`` over ``incidence()``, rebuilt after a write)."""
+        incidence = self.incidence()
+        with self._lock:
+            cached = self._ppr_cache
+            if cached is None or cached[0] is not incidence:
+                cached = self._ppr_cache = (incidence, PPRIndex(*incidence))
+        return cached[1].query(seeds, damping=damping, top_k=top_k)
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -246,5 +302,5 @@ def _chunk(row: tuple[Any, ...]) -> Chunk:
     return Chunk(
         chunk_id=row[0], doc_id=row[1], doc_hash=row[2], index=row[3], text=row[4],
         section_path=json.loads(row[5]), parent_id=row[6], parent_text=row[7], token_count=row[8],
-        language=row[9], title=row[10], page=row[11],
+        language=row[9], title=row[10], page=row[11], source_id=row[12] or "",
     )

@@ -3,7 +3,9 @@
 ``(:Entity)-[:MENTIONED_IN]->(:Chunk)-[:FROM_DOC]->(:Document)``. Backends: the embedded store
 (``medgraph.stores.embedded``: SQLite + scipy.sparse) and Neo4j. Every write is an idempotent
 upsert keyed by content hashes, so a retried batch or a re-run job never duplicates.
-``make_graph_store`` imports the configured backend lazily.
+``make_graph_store`` imports the configured backend lazily (``medgraph.stores.neo4j_store`` for
+``kind: neo4j``). ``ppr`` ranks chunks by Personalized PageRank from seed entities; each backend
+runs it where its graph lives (scipy.sparse in process, GDS on the Neo4j server).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from medgraph.schemas import Chunk, Entity, Failure, Mention
 
 if TYPE_CHECKING:
     from medgraph.config.models import GraphStoreConfig
+    from medgraph.retrieve.ppr import PPRHit
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,22 @@ class GraphStore(Protocol):
 
     def chunk_mentions(self, chunk_id: str) -> list[Mention]: ...
 
+    def chunk_entities(self, chunk_ids: list[str]) -> dict[str, set[str]]:
+        """The MeSH IDs mentioned in each of the given chunks."""
+        ...
+
+    def neighbourhood(self, mesh_id: str, hops: int = 1, limit: int = 25) -> list[tuple[str, str, int]]:
+        """Co-occurrence edges ``(source, target, shared-chunk count)`` around an entity."""
+        ...
+
+    def ppr(self, seeds: dict[str, float], damping: float = 0.5, top_k: int = 50) -> list[PPRHit]:
+        """Top-``top_k`` chunks by Personalized PageRank restarting at the weighted seed entities.
+
+        ``damping`` is the probability of following an edge (GDS ``dampingFactor``); the walk runs
+        on the undirected Entity—Chunk graph weighted by mention counts. Unknown seeds are ignored.
+        """
+        ...
+
     def record_failures(self, run_id: str, failures: list[Failure]) -> None: ...
 
     def failures(self, run_id: str | None = None) -> list[Failure]: ...
@@ -80,4 +99,8 @@ def make_graph_store(cfg: GraphStoreConfig) -> GraphStore:
         from medgraph.stores.embedded import EmbeddedGraphStore
 
         return EmbeddedGraphStore(cfg.path)
-    raise NotImplementedError(f"graph store kind {cfg.kind!r} is not available in this release")
+    if cfg.kind == "neo4j":
+        from medgraph.stores.neo4j_store import Neo4jGraphStore
+
+        return Neo4jGraphStore(cfg)
+    raise ValueError(f"unknown graph store kind {cfg.kind!r}")

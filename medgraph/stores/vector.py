@@ -74,6 +74,7 @@ class VectorStore(Protocol):
     def hybrid_search(
         self, dense: Dense | None, sparse: SparseVector | None, limit: int, language: LanguageFilter = None
     ) -> list[VectorHit]: ...
+    def get_dense(self, chunk_ids: Sequence[str]) -> dict[str, NDArray[np.float32]]: ...
     def close(self) -> None: ...
 
 
@@ -295,6 +296,21 @@ class QdrantVectorStore:
             limit=limit,
             query_filter=flt,
         )
+
+    def get_dense(self, chunk_ids: Sequence[str]) -> dict[str, NDArray[np.float32]]:
+        """The stored dense vectors of the given chunks (missing chunks are left out)."""
+        if not chunk_ids:
+            return {}
+        with self._guard("retrieve"):
+            points = self.client.retrieve(
+                self.collection, ids=[point_id(c) for c in chunk_ids], with_payload=["chunk_id"], with_vectors=[DENSE]
+            )
+        out: dict[str, NDArray[np.float32]] = {}
+        for p in points:
+            vec = p.vector.get(DENSE) if isinstance(p.vector, dict) else None
+            if vec is not None:
+                out[str((p.payload or {}).get("chunk_id"))] = np.asarray(vec, dtype=np.float32)
+        return out
 
     def _query(self, **kwargs: Any) -> list[VectorHit]:
         with self._guard("search"):

@@ -1,0 +1,46 @@
+"""Query analysis: the question's language and the MeSH entities it mentions (the PPR seeds).
+
+Input: a question (and optionally its language). Output: ``QueryAnalysis``. The same NER +
+linking code as ingestion runs on the question; results are cached (LRU) so a repeated question
+skips it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from medgraph.ingest.text import detect_language
+from medgraph.link import EntityExtractor
+from medgraph.retrieve.types import QueryAnalysis
+
+LANGUAGES = ("en", "de", "zh")
+
+
+class QueryAnalyzer:
+    def __init__(self, extractor: EntityExtractor, cache_size: int = 1024) -> None:
+        self.extractor = extractor
+        self.cache_size = cache_size
+        self._cache: OrderedDict[tuple[str, str], QueryAnalysis] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def analyze(self, question: str, language: str | None = None) -> QueryAnalysis:
+        text = " ".join(question.split())
+        lang = language or detect_language(text)
+        key = (text, lang)
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                self.hits += 1
+                return cached
+        analysis = QueryAnalysis(text, lang, tuple(self.extractor.extract(text, lang)))
+        with self._lock:
+            self.misses += 1
+            if self.cache_size:
+                self._cache[key] = analysis
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return analysis

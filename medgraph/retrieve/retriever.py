@@ -1,0 +1,132 @@
+"""The retriever: graph (PPR) and hybrid vector paths, fused by RRF, with rerank features.
+
+Input: a ``QueryAnalysis``. Output: ``RetrievalResult`` — fused candidates (chunks loaded,
+``features`` filled for the reranker), each path's own ranked list, and the paths used.
+
+Paths:
+- ``ppr``: Personalized PageRank over the entity–chunk graph seeded from the question's MeSH
+  entities, run by the graph store (``GraphStore.ppr``: ``medgraph.retrieve.ppr`` in process for
+  the embedded store, GDS for Neo4j); each hit carries the entity path that reached it.
+- ``vector``: dense + sparse search fused inside Qdrant (``prefetch`` + RRF), with an optional
+  filter on the question's language.
+``dense`` and ``sparse`` alone are available to ``search_path`` (for evaluation).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from medgraph.config.models import RetrievalConfig
+from medgraph.embed.base import Embedder, SparseVector
+from medgraph.embed.lexical import tokenize
+from medgraph.retrieve.fusion import rrf
+from medgraph.retrieve.types import Candidate, QueryAnalysis
+
+log = logging.getLogger(__name__)
+
+
+class QueryVectors(NamedTuple):
+    dense: np.ndarray | None
+    sparse: SparseVector | None
+
+
+@dataclass
+class RetrievalResult:
+    analysis: QueryAnalysis
+    candidates: list[Candidate]
+    per_path: dict[str, list[Candidate]] = field(default_factory=dict)
+    paths_used: list[str] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class Retriever:
+    def __init__(self, cfg: RetrievalConfig, graph: Any, vectors: Any, embedder: Embedder) -> None:
+        self.cfg = cfg
+        self.graph = graph
+        self.vectors = vectors
+        self.embedder = embedder
+
+    # --- paths ------------------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Load the embedder's weights and build the graph index now, not on the first question."""
+        self.query_vectors(QueryAnalysis("warm-up", "en"))
+        self.graph.ppr({"warm-up": 1.0}, damping=self.cfg.damping, top_k=1)
+
+    def _ppr_path(self, analysis: QueryAnalysis, limit: int) -> list[Candidate]:
+        if not analysis.seeds:
+            return []
+        hits = self.graph.ppr(analysis.seeds, damping=self.cfg.damping, top_k=limit)
+        return [Candidate(h.chunk_id, h.score, {"ppr": h.score}, entity_path=list(h.entity_path)) for h in hits]
+
+    def query_vectors(self, analysis: QueryAnalysis) -> QueryVectors:
+        e = self.embedder
+        return QueryVectors(
+            e.embed_query_dense([analysis.text])[0] if e.has_dense else None,
+            e.embed_query_sparse([analysis.text])[0] if e.has_sparse else None,
+        )
+
+    def search_path(
+        self, path: str, analysis: QueryAnalysis, limit: int, qv: QueryVectors | None = None
+    ) -> list[Candidate]:
+        """One path's ranked candidates: ``ppr``, ``vector`` (hybrid), ``dense`` or ``sparse``."""
+        if path == "ppr":
+            return self._ppr_path(analysis, limit)
+        language = analysis.language if self.cfg.language_filter else None
+        dense, sparse = qv or self.query_vectors(analysis)
+        if path == "vector":
+            hits = self.vectors.hybrid_search(dense, sparse, limit, language)
+        elif path == "dense":
+            hits = self.vectors.search_dense(dense, limit, language) if dense is not None else []
+        elif path == "sparse":
+            hits = self.vectors.search_sparse(sparse, limit, language) if sparse is not None else []
+        else:
+            raise ValueError(f"unknown retrieval path {path!r}")
+        return [Candidate(h.chunk_id, h.score, {path: h.score}) for h in hits]
+
+    # --- the whole retrieval ----------------------------------------------------------------
+
+    def retrieve(self, analysis: QueryAnalysis, limit: int | None = None) -> RetrievalResult:
+        limit = limit or self.cfg.candidates
+        per_path: dict[str, list[Candidate]] = {}
+        start = time.perf_counter()
+        qv = self.query_vectors(analysis)
+        timings = {"embed": round((time.perf_counter() - start) * 1000, 2)}
+        for path in self.cfg.paths:
+            start = time.perf_counter()
+            per_path[path] = self.search_path(path, analysis, limit, qv)
+            timings[path] = round((time.perf_counter() - start) * 1000, 2)
+        fused = rrf(per_path, self.cfg.rrf_k, self.cfg.weights)[:limit]
+        start = time.perf_counter()
+        self._load_and_featurise(analysis, fused, qv)
+        timings["features"] = round((time.perf_counter() - start) * 1000, 2)
+        used = [p for p, hits in per_path.items() if hits]
+        return RetrievalResult(analysis, fused, per_path, used, timings)
+
+    def _load_and_featurise(self, analysis: QueryAnalysis, cands: list[Candidate], qv: QueryVectors) -> None:
+        ids = [c.chunk_id for c in cands]
+        chunks = {c.chunk_id: c for c in self.graph.get_chunks(ids)}
+        mentions = self.graph.chunk_entities(ids)
+        q_vec = qv.dense
+        vectors = self.vectors.get_dense(ids) if q_vec is not None else {}
+        q_terms = set(tokenize(analysis.text))
+        seeds = set(analysis.seeds)
+        best_ppr = max((c.path_scores.get("ppr", 0.0) for c in cands), default=0.0) or 1.0
+        best_rrf = max((c.score for c in cands), default=0.0) or 1.0
+        for cand in cands:
+            cand.chunk = chunks.get(cand.chunk_id)
+            parent = cand.chunk.parent_text if cand.chunk else ""
+            vec = vectors.get(cand.chunk_id)
+            cand.features = {
+                "dense": float(np.dot(q_vec, vec)) if q_vec is not None and vec is not None else 0.0,
+                "lexical": len(q_terms & set(tokenize(parent))) / len(q_terms) if q_terms else 0.0,
+                "entity": len(seeds & mentions.get(cand.chunk_id, set())) / len(seeds) if seeds else 0.0,
+                "ppr": cand.path_scores.get("ppr", 0.0) / best_ppr,
+                "rrf": cand.score / best_rrf,
+            }
+        cands[:] = [c for c in cands if c.chunk is not None]  # a chunk deleted meanwhile is dropped

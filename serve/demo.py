@@ -1,0 +1,93 @@
+"""Start the Serve application on a local Ray cluster, ask a question over HTTP, print the answer.
+
+    python -m serve.demo --config configs/local.yaml --question "..." [--keep-running]
+
+The corpus must be built first (``python -m jobs.build_corpus``). ``--keep-running`` leaves the
+app serving on ``serve.host:serve.port`` until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from typing import Any
+
+import httpx
+
+from medgraph.config import MedGraphConfig, load_config
+
+DEFAULT_QUESTION = "Does metformin affect outcomes in patients with diabetes and heart failure?"
+
+
+def start(cfg: MedGraphConfig) -> str:
+    """Deploy the app; returns its base URL once ``/health/ready`` answers."""
+    from ray import serve
+
+    from jobs.ray_runtime import init_ray
+    from serve.app import build
+
+    init_ray(cfg.ray)
+    serve.start(http_options={"host": cfg.serve.host, "port": cfg.serve.port})
+    serve.run(build(cfg), name="medgraph", route_prefix="/")
+    url = f"http://{cfg.serve.host}:{cfg.serve.port}"
+    wait_ready(url)
+    return url
+
+
+def wait_ready(url: str, timeout: float = 180.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        try:
+            r = httpx.get(f"{url}/health/ready", timeout=10)
+            if r.status_code == 200:
+                return dict(r.json())
+            last = f"{r.status_code} {r.text[:200]}"
+        except httpx.HTTPError as exc:
+            last = repr(exc)
+        time.sleep(1)
+    raise RuntimeError(f"the app at {url} was not ready within {timeout:.0f} s: {last}")
+
+
+def print_answer(body: dict[str, Any]) -> None:
+    print(body["content"])
+    print()
+    for c in body["citations"]:
+        where = " > ".join(c["section_path"]) + (f", p. {c['page']}" if c.get("page") else "")
+        print(f"[{c['number']}] {c['title']} ({c['source_id']}) — {where}")
+    print()
+    print(f"paths: {', '.join(body['retrieval_paths_used'])}; model: {body['model_used']}")
+    print(body["disclaimer"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m serve.demo", description=__doc__.split("\n")[0])
+    ap.add_argument("--config", default="configs/local.yaml")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
+    ap.add_argument("--question", default=DEFAULT_QUESTION)
+    ap.add_argument("--keep-running", action="store_true")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    cfg = load_config(args.config, args.overrides)
+    url = start(cfg)
+    print(f"MedGraph is serving at {url}\n\nQ: {args.question}\n")
+    r = httpx.post(f"{url}/chat", json={"message": args.question}, timeout=60)
+    r.raise_for_status()
+    print_answer(r.json())
+    if args.keep_running:
+        print(f"\nserving at {url} (Ctrl-C to stop)")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    from ray import serve
+
+    serve.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

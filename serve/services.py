@@ -1,0 +1,94 @@
+"""The Serve deployments as plain classes: each takes the config and builds what it owns.
+
+``serve/app.py`` turns them into deployments (``serve.deployment(...).bind(...)``); tests build
+them directly. Inputs and outputs are the records of ``medgraph.retrieve`` and
+``medgraph.generate``.
+
+- ``AnalyzerService``: NER + linking of questions (cached) and of entity names.
+- ``RetrieverService``: owns the stores (with embedded stores: the single owner process), the
+  query embedder and the PPR index; retrieval, entity neighbourhoods, readiness.
+- ``RerankerService``: calibrated relevance of each candidate.
+- ``AnswererService``: the generator (extractive composer in the offline tier).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from medgraph.config import MedGraphConfig
+from medgraph.generate.base import Answer
+from medgraph.retrieve.types import Candidate, QueryAnalysis
+
+log = logging.getLogger(__name__)
+
+
+class AnalyzerService:
+    def __init__(self, cfg: MedGraphConfig) -> None:
+        from medgraph.link import EntityExtractor
+        from medgraph.ontology.build import load_or_build
+        from medgraph.retrieve.query import QueryAnalyzer
+
+        self.extractor = EntityExtractor(load_or_build(cfg.vocabulary), cfg.ner, cfg.linking)
+        self.analyzer = QueryAnalyzer(self.extractor, cfg.retrieval.analysis_cache)
+
+    def analyze(self, question: str, language: str | None = None) -> QueryAnalysis:
+        return self.analyzer.analyze(question, language)
+
+    def link_name(self, name: str, language: str | None = None) -> str | None:
+        """The MeSH ID of an entity name in any language (dictionary, then fuzzy), or None."""
+        result = self.extractor.linker.link(name, language or "en")
+        return result.mesh_id
+
+    def stats(self) -> dict[str, int]:
+        return {"analysis_cache_hits": self.analyzer.hits, "analysis_cache_misses": self.analyzer.misses}
+
+
+class RetrieverService:
+    def __init__(self, cfg: MedGraphConfig) -> None:
+        from medgraph.embed import make_embedder
+        from medgraph.retrieve.retriever import Retriever
+        from medgraph.stores import make_graph_store, make_vector_store
+
+        self.cfg = cfg
+        self.graph = make_graph_store(cfg.stores.graph)
+        self.vectors = make_vector_store(cfg.stores.vector)
+        self.retriever = Retriever(cfg.retrieval, self.graph, self.vectors, make_embedder(cfg.embedding))
+        self.retriever.warm_up()
+
+    def retrieve(self, analysis: QueryAnalysis) -> Any:
+        return self.retriever.retrieve(analysis)
+
+    def entity(self, mesh_id: str, hops: int = 1, limit: int = 25) -> dict[str, Any] | None:
+        entity = self.graph.get_entity(mesh_id)
+        if entity is None:
+            return None
+        edges = self.graph.neighbourhood(mesh_id, hops=hops, limit=limit)
+        ids = {t for _, t, _ in edges} | {s for s, _, _ in edges}
+        nodes = {i: self.graph.get_entity(i) for i in ids}
+        return {"entity": entity, "edges": edges, "nodes": {i: e for i, e in nodes.items() if e is not None}}
+
+    def ready(self) -> dict[str, Any]:
+        """Store counts; raises ``StoreUnavailable`` when a store cannot answer."""
+        return {**self.graph.counts(), "vectors": self.vectors.count(), "last_run": self.graph.last_run()}
+
+
+class RerankerService:
+    def __init__(self, cfg: MedGraphConfig) -> None:
+        from medgraph.retrieve.rerank import make_reranker
+
+        self.reranker = make_reranker(cfg.rerank)
+
+    def rerank(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
+        return self.reranker.rerank(question, candidates)
+
+
+class AnswererService:
+    def __init__(self, cfg: MedGraphConfig) -> None:
+        from medgraph.generate import make_generator
+
+        self.top_k = cfg.retrieval.top_k
+        self.generator = make_generator(cfg.answer)
+
+    def answer(self, question: str, analysis: QueryAnalysis, ranked: list[Candidate]) -> Answer:
+        return self.generator.generate(question, analysis, ranked[: self.top_k])

@@ -1,0 +1,151 @@
+"""The Serve application over real HTTP on a local Ray cluster, answering from a real corpus.
+
+One module-scoped app: a corpus (20 PubMedQA abstracts + the CDC PDF) is built with the Ray job,
+then the app is deployed and exercised through every endpoint, including an OpenAI client.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import re
+import shutil
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+
+from jobs.build_corpus import build_corpus
+from medgraph.config import load_config
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+QUESTION = "What are the minimum expectations for hand hygiene in outpatient settings?"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory, shared_data):
+    from ray import serve
+
+    from serve.demo import start
+
+    root = tmp_path_factory.mktemp("serve")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    data = json.loads((REPO / "data" / "demo" / "pubmedqa_demo.json").read_text())
+    (corpus / "abstracts.json").write_text(json.dumps({k: data[k] for k in sorted(data)[:20]}))
+    shutil.copy(shared_data / "pdfs" / "cdc_guide_infection_prevention_outpatient_2016.pdf", corpus / "cdc.pdf")
+    sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
+            f"serve.port={_free_port()}"]
+    cfg = load_config(REPO / "configs" / "local.yaml", sets)
+    summary = build_corpus(cfg, [str(corpus)])
+    assert summary["status"] == "succeeded" and summary["documents_written"] == 21
+    url = start(cfg)
+    yield url
+    serve.shutdown()
+
+
+def test_health(app_url):
+    assert httpx.get(f"{app_url}/health/live").json() == {"status": "live"}
+    ready = httpx.get(f"{app_url}/health/ready", timeout=30).json()
+    assert ready["status"] == "ready" and ready["stores"]["documents"] == 21
+    assert ready["stores"]["vectors"] == ready["stores"]["chunks"] > 0
+
+
+def _check_citations(body):
+    markers = [int(n) for n in re.findall(r"\[(\d+)\]", body["content"])]
+    numbers = {c["number"] for c in body["citations"]}
+    assert markers and set(markers) == numbers  # every [N] resolves, every citation is used
+    for c in body["citations"]:
+        assert c["section_path"] and c["title"] and c["source_id"] and c["snippet"]
+
+
+def test_chat_answers_with_resolving_citations(app_url):
+    r = httpx.post(f"{app_url}/chat", json={"message": QUESTION}, timeout=60)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert not body["refused"] and "hand" in body["content"].lower()
+    _check_citations(body)
+    assert any(c["page"] for c in body["citations"])  # PDF evidence is cited with its page
+    assert set(body["retrieval_paths_used"]) <= {"vector", "ppr"} and body["retrieval_paths_used"]
+    assert body["disclaimer"] and body["session_id"] and body["model_used"] == "extractive"
+
+
+def test_off_corpus_question_is_refused(app_url):
+    body = httpx.post(f"{app_url}/chat", json={"message": "Who won the football world cup in 1998?"},
+                      timeout=60).json()
+    assert body["refused"] and body["citations"] == [] and "[" not in body["content"]
+
+
+def test_sse_stream_matches_chat(app_url):
+    full = httpx.post(f"{app_url}/chat", json={"message": QUESTION}, timeout=60).json()
+    deltas, done = [], None
+    with httpx.stream("POST", f"{app_url}/chat/stream", json={"message": QUESTION}, timeout=60) as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        for line in r.iter_lines():
+            if line.startswith("data: "):
+                event = json.loads(line[6:])
+                if event.get("done"):
+                    done = event
+                else:
+                    deltas.append(event["delta"])
+    assert "".join(deltas) == full["content"]
+    assert done is not None and done["citations"] == full["citations"] and done["disclaimer"]
+
+
+def test_openai_client_non_streaming_and_streaming(app_url):
+    openai = pytest.importorskip("openai")
+    client = openai.OpenAI(base_url=f"{app_url}/v1", api_key="unused")
+    resp = client.chat.completions.create(model="medgraph", messages=[{"role": "user", "content": QUESTION}])
+    content = resp.choices[0].message.content
+    assert content and re.search(r"\[\d+\]", content)
+    extra = resp.model_extra or {}
+    assert extra["citations"] and extra["disclaimer"]
+    stream = client.chat.completions.create(model="medgraph", stream=True,
+                                            messages=[{"role": "user", "content": QUESTION}])
+    pieces = [c.choices[0].delta.content or "" for c in stream if c.choices]
+    assert "".join(pieces) == content
+
+
+def test_graph_entity_neighbourhood(app_url):
+    r = httpx.get(f"{app_url}/graph/entity", params={"name": "hand hygiene"}, timeout=30)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["mesh_id"] == "D063373" and "Entity" in body["labels"]
+    assert body["edges"] and all(e["type"] == "CO_OCCURS_WITH" and e["weight"] >= 1 for e in body["edges"])
+    weights = [e["weight"] for e in body["edges"] if e["source"] == "D063373"]
+    assert weights == sorted(weights, reverse=True)
+    assert httpx.get(f"{app_url}/graph/entity", params={"name": "Handhygiene", "lang": "de"}).status_code in (200, 404)
+    assert httpx.get(f"{app_url}/graph/entity", params={"name": "zzzz qqqq xxxx"}).status_code == 404
+
+
+@pytest.mark.parametrize("path,payload", [
+    ("/chat", {}), ("/chat", {"message": ""}), ("/chat", {"message": "x", "language": "fr"}),
+    ("/chat", "not json"), ("/v1/chat/completions", {"messages": []}),
+    ("/v1/chat/completions", {"messages": [{"role": "system", "content": "only system"}]}),
+])
+def test_malformed_requests_get_4xx(app_url, path, payload):
+    kwargs = {"content": payload} if isinstance(payload, str) else {"json": payload}
+    r = httpx.post(f"{app_url}{path}", timeout=30, **kwargs)
+    assert 400 <= r.status_code < 500 and r.json().get("detail")
+    bad = httpx.get(f"{app_url}/graph/entity", params={"name": "x", "hops": 9})
+    assert bad.status_code == 422
+
+
+def test_concurrent_requests(app_url):
+    questions = [QUESTION, "Is diabetes a risk factor for stroke?", "Who won the football world cup in 1998?"] * 4
+
+    def ask(q):
+        return httpx.post(f"{app_url}/chat", json={"message": q}, timeout=120)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+        responses = list(pool.map(ask, questions))
+    assert all(r.status_code == 200 for r in responses)
+    assert len({r.json()["session_id"] for r in responses}) == len(questions)

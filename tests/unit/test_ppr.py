@@ -1,0 +1,208 @@
+"""Personalized PageRank over the Entity—Chunk graph: exactness, approximation bound, paths."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from medgraph.retrieve.ppr import PPRIndex
+
+METHODS = {"two-step": 20_000_000, "bipartite": 0}  # method → max_pairs that selects it
+
+
+def random_graph(
+    n_ent: int, n_chunk: int, seed: int, integer: bool = True
+) -> tuple[sp.csr_matrix, list[str], list[str]]:
+    """Random bipartite incidence where every chunk mentions 1–4 entities (Zipf-like popularity)."""
+    rng = np.random.default_rng(seed)
+    popularity = 1.0 / np.arange(1, n_ent + 1)
+    rows, cols, vals = [], [], []
+    for c in range(n_chunk):
+        k = int(rng.integers(1, 5))
+        for e in rng.choice(n_ent, size=k, replace=False, p=popularity / popularity.sum()):
+            rows.append(int(e))
+            cols.append(c)
+            vals.append(float(rng.integers(1, 4)) if integer else float(rng.uniform(0.5, 3.0)))
+    b = sp.csr_matrix((vals, (rows, cols)), shape=(n_ent, n_chunk))
+    return b, [f"D{i:04d}" for i in range(n_ent)], [f"c{j:05d}" for j in range(n_chunk)]
+
+
+def dense_ppr(b: sp.csr_matrix, seeds: dict[int, float], damping: float) -> np.ndarray:
+    """Chunk scores from solving (I − d·P)·x = (1−d)·s on the dense undirected bipartite graph."""
+    n_ent, n_chunk = b.shape
+    a = sp.bmat([[None, b], [b.T, None]]).toarray()
+    deg = a.sum(axis=0)
+    p = a / np.where(deg > 0, deg, 1.0)  # column-stochastic
+    s = np.zeros(n_ent + n_chunk)
+    for i, w in seeds.items():
+        s[i] = w
+    s /= s.sum()
+    x = np.linalg.solve(np.eye(n_ent + n_chunk) - damping * p, (1.0 - damping) * s)
+    return x[n_ent:]
+
+
+@pytest.fixture(scope="module")
+def small() -> tuple[sp.csr_matrix, list[str], list[str]]:
+    return random_graph(40, 150, seed=3, integer=False)  # real weights: no exact score ties
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("damping", [0.3, 0.5, 0.85])
+def test_query_matches_dense_solution(small, method: str, damping: float) -> None:
+    b, ents, chunks = small
+    index = PPRIndex(b, ents, chunks, max_pairs=METHODS[method])
+    assert index.method == method
+    seeds = {ents[2]: 0.9, ents[11]: 0.6}
+    want = dense_ppr(b, {2: 0.9, 11: 0.6}, damping)
+    hits = index.query(seeds, damping=damping, top_k=20, tol=1e-10)
+    got = {h.chunk_id: h.score for h in hits}
+    np.testing.assert_allclose(
+        [got[c] for c in got], [want[chunks.index(c)] for c in got], rtol=1e-6, atol=1e-12
+    )
+    assert [h.chunk_id for h in hits] == [chunks[j] for j in np.argsort(-want)[:20]]
+
+
+@pytest.mark.parametrize("damping", [0.5, 0.85])
+def test_exact_matches_dense_solution(small, damping: float) -> None:
+    b, ents, chunks = small
+    index = PPRIndex(b, ents, chunks)
+    np.testing.assert_allclose(
+        index.exact({ents[5]: 1.0}, damping), dense_ppr(b, {5: 1.0}, damping), atol=1e-10
+    )
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_scores_are_lower_bounds_within_the_documented_error(small, method: str) -> None:
+    b, ents, chunks = small
+    index = PPRIndex(b, ents, chunks, max_pairs=METHODS[method])
+    tol, d = 1e-3, 0.5
+    want = dense_ppr(b, {0: 1.0, 7: 0.5}, d)
+    factor = d * (2 - d * d) / (1 - d * d) if method == "two-step" else 1.0
+    for h in index.query({ents[0]: 1.0, ents[7]: 0.5}, damping=d, top_k=len(chunks), tol=tol):
+        j = chunks.index(h.chunk_id)
+        assert -1e-12 <= want[j] - h.score <= tol * index.chunk_degree[j] * factor + 1e-12
+
+
+def test_methods_agree_on_the_top_ranking() -> None:
+    b, ents, chunks = random_graph(200, 1500, seed=11, integer=False)
+    two, bip = PPRIndex(b, ents, chunks), PPRIndex(b, ents, chunks, max_pairs=0)
+    seeds = {ents[1]: 1.0, ents[50]: 0.7}
+    ids = [[h.chunk_id for h in idx.query(seeds, top_k=10, tol=1e-9)] for idx in (two, bip)]
+    assert ids[0] == ids[1]
+
+
+def test_top10_overlaps_igraph_personalized_pagerank() -> None:
+    ig = pytest.importorskip("igraph", reason="python-igraph is not installed (dev extra)")
+    b, ents, chunks = random_graph(300, 2000, seed=5)
+    index = PPRIndex(b, ents, chunks)
+    coo = b.tocoo()
+    n_ent = b.shape[0]
+    graph = ig.Graph(n=n_ent + len(chunks), edges=np.column_stack([coo.row, coo.col + n_ent]).tolist())
+    rng = np.random.default_rng(0)
+    overlaps = []
+    for _ in range(8):
+        picked = rng.choice(n_ent, size=int(rng.integers(1, 4)), replace=False)
+        seeds = {ents[i]: float(rng.uniform(0.5, 1.0)) for i in picked}
+        reset = [0.0] * graph.vcount()
+        for i in picked:
+            reset[int(i)] = seeds[ents[i]]
+        pr = np.asarray(
+            graph.personalized_pagerank(directed=False, damping=0.5, reset=reset, weights=coo.data.tolist())
+        )
+        want = {chunks[j] for j in np.argsort(-pr[n_ent:], kind="stable")[:10]}
+        got = {h.chunk_id for h in index.query(seeds, damping=0.5, top_k=10)}
+        overlaps.append(len(got & want) / 10)
+    assert np.mean(overlaps) >= 0.9
+
+
+def test_entity_path_names_the_seed_for_chunks_that_mention_it(small) -> None:
+    b, ents, chunks = small
+    index = PPRIndex(b, ents, chunks)
+    seed = ents[3]
+    mentions_seed = {chunks[j] for j in b[3].indices}
+    hits = index.query({seed: 1.0}, top_k=len(chunks))
+    assert mentions_seed <= {h.chunk_id for h in hits}
+    for h in hits:
+        assert 1 <= len(h.entity_path) <= 3
+        assert (h.entity_path == [seed]) == (h.chunk_id in mentions_seed)
+
+
+def test_entity_path_names_the_bridge_for_chunks_two_hops_away() -> None:
+    # S — c0 — T — c1 — U — c2 ; c1 also mentions the dead-end entity Z.
+    ents, chunks = ["S", "T", "U", "Z"], ["c0", "c1", "c2"]
+    edges = [(0, 0), (1, 0), (1, 1), (2, 1), (2, 2), (3, 1)]
+    b = sp.csr_matrix(([1.0] * len(edges), tuple(zip(*edges, strict=True))), shape=(4, 3))
+    hits = {h.chunk_id: h for h in PPRIndex(b, ents, chunks).query({"S": 1.0}, tol=1e-9)}
+    assert hits["c0"].entity_path == ["S"]
+    assert hits["c1"].entity_path[0] == "T"
+    assert hits["c2"].entity_path[0] == "U"
+    assert hits["c0"].score > hits["c1"].score > hits["c2"].score
+
+
+def test_unknown_missing_or_zero_weight_seeds_return_nothing(small) -> None:
+    b, ents, chunks = small
+    index = PPRIndex(b, ents, chunks)
+    assert index.query({}) == []
+    assert index.query({"D9999": 1.0}) == []
+    assert index.query({ents[0]: 0.0}) == []
+    mixed = index.query({"D9999": 5.0, ents[0]: 1.0}, tol=1e-9)
+    assert [h.chunk_id for h in mixed] == [h.chunk_id for h in index.query({ents[0]: 1.0}, tol=1e-9)]
+
+
+def test_isolated_seed_is_ignored() -> None:
+    b = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 0.0]]))
+    hits = PPRIndex(b, ["A", "lonely"], ["c0", "c1"]).query({"A": 1.0, "lonely": 1.0})
+    assert [h.chunk_id for h in hits] == ["c0"]
+    assert hits[0].score == pytest.approx(0.5 * 0.5 / (1 - 0.25))  # alternates A ↔ c0 only
+
+
+def test_lower_damping_concentrates_on_the_seeds_own_chunks() -> None:
+    # S shares 20 chunks with T; T's own chunk c* gathers the mass T collects from all of them.
+    ents, chunks = ["S", "T"], [f"c{i}" for i in range(20)] + ["c*"]
+    rows = [0] * 20 + [1] * 21
+    cols = list(range(20)) + list(range(21))
+    vals = [1.0] * 40 + [5.0]
+    index = PPRIndex(sp.csr_matrix((vals, (rows, cols)), shape=(2, 21)), ents, chunks)
+    rank = {d: [h.chunk_id for h in index.query({"S": 1.0}, damping=d, top_k=21)] for d in (0.2, 0.5, 0.85)}
+    assert rank[0.2].index("c*") == 20 and rank[0.5].index("c*") == 20
+    assert rank[0.85][0] == "c*"
+
+
+def test_share_on_seed_chunks_falls_as_damping_rises(small) -> None:
+    b, ents, chunks = small
+    index = PPRIndex(b, ents, chunks)
+    own = b[4].indices
+    shares = []
+    for d in (0.2, 0.5, 0.85):
+        x = index.exact({ents[4]: 1.0}, d)
+        shares.append(x[own].sum() / x.sum())
+    assert shares[0] > shares[1] > shares[2]
+
+
+def test_concurrent_queries_match_sequential_ones() -> None:
+    b, ents, chunks = random_graph(300, 2000, seed=8)
+    index = PPRIndex(b, ents, chunks)
+    queries = [{ents[i]: 1.0, ents[(7 * i + 3) % 300]: 0.5} for i in range(40)]
+    sequential = [index.query(q) for q in queries]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        concurrent = list(pool.map(index.query, queries))
+    assert concurrent == sequential
+
+
+def test_from_store_and_validation(small) -> None:
+    b, ents, chunks = small
+
+    class Store:
+        def incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
+            return b, ents, chunks
+
+    index = PPRIndex.from_store(Store())
+    assert index.entity_ids == ents and index.chunk_ids == chunks
+    assert len(index.query({ents[0]: 1.0}, top_k=5)) == 5
+    with pytest.raises(ValueError):
+        index.query({ents[0]: 1.0}, damping=1.0)
+    with pytest.raises(ValueError):
+        PPRIndex(b, ents[:-1], chunks)
