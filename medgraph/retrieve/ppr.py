@@ -18,11 +18,12 @@ chunk → entity walk (precomputed, self-loops kept apart and resolved in closed
 normalised threshold ``eps = tol``: every entity whose residual is ``≥ eps·deg`` is pushed, all at
 once per round (vectorised gathers of contiguous rows and one scatter-add), so the work depends on
 what the seeds reach, not on the graph size. Chunk scores are then one scatter from the entities
-whose estimated mass per unit degree is ``≥ eps``. On the 1M-mention benchmark this takes ~3–4 ms
-of CPU per query; a push that alternates over the bipartite graph itself (kept as the fallback
+whose estimated mass per unit degree is ``≥ eps``. On the 1M-mention benchmark (2 shared CPUs)
+this takes ~4 ms per query at ``tol = 1e-6`` (top-10 overlap with the exact result 0.95–0.98),
+~200× less than igraph's PRPACK solve and ~40× less than a full power iteration to 1e-6; a push that alternates over the bipartite graph itself (kept as the fallback
 when ``M`` could exceed ``max_pairs`` entries, bounded by the sum over chunks of (entities per
 chunk)², i.e. chunks with very many entities) spends
-~3× longer in thousands of tiny chunk rows; a power iteration restricted to the reachable part
+2–3× longer in thousands of tiny chunk rows; a power iteration restricted to the reachable part
 degenerates into a full one, since one hop to a popular entity reaches almost every chunk.
 
 Error bound. ``M·D`` is symmetric (``D`` = entity degrees), so ``deg(u)·G(v,u) = deg(v)·G(u,v)``
