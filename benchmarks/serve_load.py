@@ -1,0 +1,93 @@
+"""Load on the Serve app: N concurrent clients for a fixed time against ``POST /chat``.
+
+    python benchmarks/serve_load.py [--clients 1 4 16] [--seconds 60] [--set a.b=c ...]
+
+Starts the app on the corpus the config points at (build it first: ``make demo``), then for each
+client count runs closed-loop clients over a fixed question mix on 127.0.0.1 and prints JSON:
+requests, throughput (req/s), p50 / p99 latency (ms), errors, and refusals. Loopback only;
+every loop is bounded in time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+QUESTIONS = [
+    "What are the minimum expectations for hand hygiene in outpatient settings?",
+    "Is diabetes a risk factor for stroke?",
+    "Does metformin affect outcomes in patients with diabetes and heart failure?",
+    "How should injection equipment be handled to prevent infections?",
+    "Wie wird Bluthochdruck behandelt?",
+    "糖尿病患者的心肌梗死风险",
+    "Who won the football world cup in 1998?",
+    "Is hypertension associated with myocardial infarction?",
+]
+
+
+def client(url: str, stop_at: float, out: list[tuple[float, int, bool]], offset: int) -> None:
+    with httpx.Client(timeout=60) as http:
+        i = offset
+        while time.monotonic() < stop_at:
+            start = time.perf_counter()
+            try:
+                r = http.post(f"{url}/chat", json={"message": QUESTIONS[i % len(QUESTIONS)]})
+                refused = r.status_code == 200 and bool(r.json().get("refused"))
+                out.append(((time.perf_counter() - start) * 1000, r.status_code, refused))
+            except httpx.HTTPError:
+                out.append(((time.perf_counter() - start) * 1000, 0, False))
+            i += 1
+
+
+def run(url: str, clients: int, seconds: float) -> dict[str, Any]:
+    results: list[tuple[float, int, bool]] = []
+    stop_at = time.monotonic() + seconds
+    threads = [threading.Thread(target=client, args=(url, stop_at, results, k)) for k in range(clients)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - start
+    lat = sorted(r[0] for r in results)
+    return {
+        "clients": clients, "seconds": round(elapsed, 1), "requests": len(results),
+        "throughput_rps": round(len(results) / elapsed, 2),
+        "p50_ms": round(statistics.median(lat), 1) if lat else None,
+        "p99_ms": round(lat[min(len(lat) - 1, int(0.99 * len(lat)))], 1) if lat else None,
+        "errors": sum(1 for r in results if r[1] != 200),
+        "refused": sum(1 for r in results if r[2]),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--config", default=str(REPO / "configs" / "local.yaml"))
+    ap.add_argument("--set", dest="overrides", action="append", default=[])
+    ap.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
+    ap.add_argument("--seconds", type=float, default=60.0)
+    args = ap.parse_args()
+    from medgraph.config import load_config
+    from serve.demo import start
+
+    cfg = load_config(args.config, args.overrides)
+    url = start(cfg)
+    for q in QUESTIONS:  # warm the analysis cache and every replica once
+        httpx.post(f"{url}/chat", json={"message": q}, timeout=60)
+    runs = [run(url, n, args.seconds) for n in args.clients]
+    print(json.dumps({"url": url, "questions": len(QUESTIONS), "runs": runs}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
