@@ -45,7 +45,11 @@ def substitute_env(value: Any, env: Mapping[str, str] | None = None) -> Any:
 
 
 def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
-    """Apply ``a.b.c=value`` overrides; the value is parsed as YAML (``2`` → int, ``[1,2]`` → list)."""
+    """Apply ``a.b.c=value`` overrides; the value is parsed as YAML (``2`` → int, ``[1,2]`` → list).
+
+    Changing a backend's ``kind`` (``stores.graph.kind=neo4j``) starts that section afresh, so
+    the previous backend's fields do not leak into the new one; set its fields after the kind.
+    """
     for item in overrides:
         key, sep, raw = item.partition("=")
         if not sep or not key:
@@ -57,7 +61,10 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
             if not isinstance(child, dict):
                 raise ConfigError(f"override {item!r}: {part!r} is not a section")
             node = child
-        node[parts[-1]] = yaml.safe_load(raw)
+        value = yaml.safe_load(raw)
+        if parts[-1] == "kind" and node.get("kind", value) != value:
+            node.clear()  # a new backend: the old backend's fields do not apply to it
+        node[parts[-1]] = value
     return data
 
 

@@ -45,7 +45,6 @@ class PipelineConfig(_Model):
     """Resources per Ray Data stage of the corpus build (see jobs/build_corpus.py)."""
 
     load: StageResources = StageResources(num_cpus=0.25, max_actors=2, batch_size=16)
-    chunk: StageResources = StageResources(num_cpus=0.25, max_actors=2, batch_size=16)
     extract: StageResources = StageResources(num_cpus=0.5, max_actors=2, batch_size=128)
     embed: StageResources = StageResources(num_cpus=1.0, max_actors=2, batch_size=32)
     write: StageResources = StageResources(num_cpus=0.5, max_actors=2, batch_size=256)

@@ -63,13 +63,14 @@ class CorpusWriter:
         self._upsert_documents(items)
         chunks = [it.chunk for it in items]
         if self.vectors is not None:
-            dense = np.stack([it.dense for it in items]) if items[0].dense is not None else None
+            vectors = [it.dense for it in items if it.dense is not None]
+            dense = np.stack(vectors) if len(vectors) == len(items) else None
             sparse = [it.sparse for it in items] if items[0].sparse is not None else None
             self.vectors.upsert(chunks, dense, sparse)
-        mentions = [m for it in items for m in it.mentions if m.mesh_id]
         for it in items:
             for m in it.mentions:
                 m.chunk_id = it.chunk.chunk_id
+        mentions = [m for it in items for m in it.mentions if m.mesh_id]
         entities = self._entities({m.mesh_id for m in mentions if m.mesh_id})
         self.graph.upsert_chunks(chunks, mentions, entities)
         done, stale = self.graph.complete_documents([c.doc_id for c in chunks])

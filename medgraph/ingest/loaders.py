@@ -208,7 +208,8 @@ def file_doc_id(path: Path) -> str:
 def parse_plain_text(text: str) -> list[Section]:
     """Markdown headings (``#``..``######``) or numbered headings ("2.1 Methods") → sections."""
     sections: list[Section] = []
-    title, level, lines = "", 1, []
+    title, level = "", 1
+    lines: list[str] = []
     for line in text.splitlines():
         stripped = line.strip()
         md = _MD_HEADING.match(stripped)

@@ -148,7 +148,7 @@ class EmbeddedGraphStore:
             self._db.executemany("INSERT OR REPLACE INTO failures VALUES (?,?,?,?,?,?)", rows)
 
     def failures(self, run_id: str | None = None) -> list[Failure]:
-        sql, args = "SELECT source, stage, reason, doc_id FROM failures", ()
+        sql, args = "SELECT source, stage, reason, doc_id FROM failures", tuple[str, ...]()
         if run_id is not None:
             sql, args = sql + " WHERE run_id=?", (run_id,)
         with self._lock:
@@ -269,7 +269,7 @@ class EmbeddedGraphStore:
         with self._lock:
             if self._incidence is None or self._incidence[0] != self._version:
                 self._incidence = (self._version, self._build_incidence())
-            return self._incidence[1]  # type: ignore[no-any-return]
+            return self._incidence[1]
 
     def _build_incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
         rows = self._db.execute("SELECT mesh_id, chunk_id, count(*) FROM mentions GROUP BY mesh_id, chunk_id").fetchall()

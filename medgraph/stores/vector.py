@@ -378,6 +378,7 @@ def _tune_local_persistence(client: Any) -> None:
     for name, collection in collections.items():
         conn = getattr(getattr(collection, "storage", None), "storage", None)
         try:
+            assert conn is not None, "no SQLite connection"
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
         except Exception as exc:  # an internal layout we do not know: keep the safe default

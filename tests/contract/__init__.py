@@ -1,0 +1,1 @@
+"""Contract tests: one behaviour, checked against every backend of a store protocol."""

@@ -40,6 +40,12 @@ def test_config_is_frozen_and_rejects_unknown_keys(tmp_path):
         load_config(None, ["chunking"])
 
 
+def test_switching_backend_kind_drops_the_old_backends_fields(repo_root):
+    cfg = load_config(repo_root / "configs" / "local.yaml",
+                      ["stores.graph.kind=neo4j", "stores.graph.uri=bolt://db:7687"])
+    assert isinstance(cfg.stores.graph, Neo4jGraphStoreConfig) and cfg.stores.graph.uri == "bolt://db:7687"
+
+
 def test_backend_validates_only_its_own_fields():
     with pytest.raises(ConfigError):
         load_config(None, ["stores.graph.uri=bolt://x"])  # 'uri' is not a field of the embedded store

@@ -1,0 +1,524 @@
+"""Neo4j graph store: the ``GraphStore`` protocol over Neo4j 5.26 + GDS 2.13 (Bolt).
+
+Input: documents, chunks, mentions and entities from the corpus build; seeds for PPR; entity IDs
+for neighbourhoods. Output: the same records, counts and rankings as the embedded store.
+
+Schema: ``(:Entity:<Category> {mesh_id})-[:MENTIONED_IN {start, end, surface, method, score}]->
+(:Chunk {chunk_id})-[:FROM_DOC]->(:Document {doc_id})``, plus ``(:Run {run_id})`` and
+``(:Failure {source, stage})``, each key under a uniqueness constraint. Writes are batched
+``UNWIND $rows ... MERGE`` in managed transactions (``execute_write`` retries deadlocks and other
+transient errors), so they are idempotent and safe with many concurrent writers. Every query is
+parameterised; category labels are set with Cypher 5.26 dynamic labels (``SET e:$(...)``).
+
+PPR: ``gds.pageRank.stream`` with ``sourceNodes`` on a named, undirected projection of
+Entity–MENTIONED_IN–Chunk weighted by mention count; scores are divided by the seed weight total,
+so they are on ``PPRIndex``'s scale. The projection name carries a signature of the graph (node
+and relationship counts, latest document update), so processes share it; the first ``ppr`` after
+a write re-projects it and drops stale ones. GDS 2.13 takes no seed weights: unequal weights run
+one PageRank per weight group and add them (PPR is linear in the seeds). Strategy measured with
+``benchmarks/graph_store.py`` (2 shared CPUs, p50 / p95 per query): named projection 97 / 141 ms
+on the demo graph (634 chunks), 216 / 387 ms at 100k mentions (projection 0.3 s, once per write
+generation); projecting the seeds' 2-hop subgraph per query 313 / 579 ms and 1081 / 1652 ms.
+``entity_path`` estimates each entity's PPR mass from the hits (``PPRIndex`` uses the exact mass).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, LiteralString, TypeVar
+
+from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j import exceptions as neo4j_errors
+
+from medgraph.config.models import Neo4jGraphStoreConfig
+from medgraph.retrieve.ppr import PPRHit
+from medgraph.schemas import Chunk, Entity, Failure, Mention
+from medgraph.stores.errors import StoreUnavailable
+from medgraph.stores.graph import DeleteResult, DocumentRecord
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Rows = list[dict[str, Any]]
+
+CONNECT_TIMEOUT_S = 3.0
+RETRY_TIME_S = 15.0
+PROJECTION_PREFIX = "medgraph_ppr_"
+_MAX_PATH = 3
+
+_SCHEMA: tuple[LiteralString, ...] = (
+    "CREATE CONSTRAINT medgraph_entity IF NOT EXISTS FOR (n:Entity) REQUIRE n.mesh_id IS UNIQUE",
+    "CREATE CONSTRAINT medgraph_chunk IF NOT EXISTS FOR (n:Chunk) REQUIRE n.chunk_id IS UNIQUE",
+    "CREATE CONSTRAINT medgraph_document IF NOT EXISTS FOR (n:Document) REQUIRE n.doc_id IS UNIQUE",
+    "CREATE CONSTRAINT medgraph_run IF NOT EXISTS FOR (n:Run) REQUIRE n.run_id IS UNIQUE",
+    "CREATE CONSTRAINT medgraph_failure IF NOT EXISTS FOR (n:Failure) REQUIRE (n.source, n.stage) IS UNIQUE",
+    "CREATE INDEX medgraph_chunk_doc IF NOT EXISTS FOR (n:Chunk) ON (n.doc_id)",
+    "CREATE INDEX medgraph_document_updated IF NOT EXISTS FOR (n:Document) ON (n.updated_at)",
+    "CREATE INDEX medgraph_run_started IF NOT EXISTS FOR (n:Run) ON (n.started)",
+    "CREATE INDEX medgraph_failure_run IF NOT EXISTS FOR (n:Failure) ON (n.run_id)",
+)
+
+_UPSERT_DOCUMENTS: LiteralString = """
+UNWIND $rows AS row
+MERGE (d:Document {doc_id: row.doc_id})
+SET d.status = CASE WHEN d.content_hash = row.content_hash THEN d.status ELSE 'partial' END,
+    d.content_hash = row.content_hash, d.title = row.title, d.language = row.language,
+    d.source_id = row.source_id, d.source_path = row.source_path, d.n_chunks = row.n_chunks,
+    d.updated_at = row.updated_at
+WITH d
+CALL (d) { MATCH (c:Chunk {doc_id: d.doc_id}) WHERE NOT (c)-[:FROM_DOC]->(d) MERGE (c)-[:FROM_DOC]->(d) }
+"""
+_UPSERT_CHUNKS: LiteralString = """
+UNWIND $rows AS row
+MERGE (c:Chunk {chunk_id: row.chunk_id})
+SET c += row.props
+WITH c, row
+CALL (c, row) { MATCH (d:Document {doc_id: row.props.doc_id}) MERGE (c)-[:FROM_DOC]->(d) }
+"""
+_UPSERT_ENTITIES: LiteralString = """
+UNWIND $rows AS row
+MERGE (e:Entity {mesh_id: row.mesh_id})
+SET e.name = row.name, e.category = row.category, e.tree_numbers = row.tree_numbers,
+    e.names_json = row.names_json
+WITH e, row
+WHERE NOT (size(labels(e)) = 1 + size(row.labels) AND all(l IN row.labels WHERE l IN labels(e)))
+REMOVE e:$([l IN labels(e) WHERE l <> 'Entity'])
+WITH e, row
+SET e:$(row.labels)
+"""
+_UPSERT_MENTIONS: LiteralString = """
+UNWIND $rows AS row
+MATCH (c:Chunk {chunk_id: row.chunk_id})
+MERGE (e:Entity {mesh_id: row.mesh_id}) ON CREATE SET e.name = row.mesh_id, e.category = ''
+WITH c, e, row
+CALL (c, e, row) {
+  MATCH (other:Entity)-[old:MENTIONED_IN {start: row.start, `end`: row.end}]->(c) WHERE other <> e DELETE old
+}
+MERGE (e)-[m:MENTIONED_IN {start: row.start, `end`: row.end}]->(c)
+SET m.surface = row.surface, m.method = row.method, m.score = row.score
+"""
+_LOCK_DOCUMENTS: LiteralString = "UNWIND $ids AS id MATCH (d:Document {doc_id: id}) SET d._lock = true REMOVE d._lock"
+_COMPLETE: LiteralString = """
+UNWIND range(0, size($ids) - 1) AS i
+MATCH (d:Document {doc_id: $ids[i]}) WHERE d.status <> 'complete'
+CALL (d) {
+  OPTIONAL MATCH (c:Chunk {doc_id: d.doc_id})
+  RETURN count(CASE WHEN c.doc_hash = d.content_hash THEN 1 END) AS written,
+         collect(CASE WHEN c.doc_hash <> d.content_hash THEN c.chunk_id END) AS stale
+}
+WITH i, d, written, stale WHERE written >= d.n_chunks
+SET d.status = 'complete'
+RETURN d.doc_id AS doc_id, stale ORDER BY i
+"""
+_DOC_CHUNKS: LiteralString = """
+UNWIND $ids AS id MATCH (d:Document {doc_id: id})
+OPTIONAL MATCH (c:Chunk {doc_id: id})
+WITH d, c ORDER BY c.doc_hash, c.idx, c.chunk_id
+RETURN d.doc_id AS doc_id, collect(c.chunk_id) AS chunk_ids
+"""
+_DELETE_CHUNKS: LiteralString = """
+UNWIND $ids AS id MATCH (c:Chunk {chunk_id: id})
+OPTIONAL MATCH (e:Entity)-[:MENTIONED_IN]->(c)
+WITH c, collect(DISTINCT e.mesh_id) AS ents
+DETACH DELETE c
+RETURN ents
+"""
+_DELETE_ORPHANS: LiteralString = """
+UNWIND $ids AS id MATCH (e:Entity {mesh_id: id}) WHERE NOT (e)-[:MENTIONED_IN]->()
+DELETE e RETURN count(*) AS removed
+"""
+_COUNTS: LiteralString = """
+CALL () { MATCH (d:Document) RETURN count(CASE WHEN d.status = 'complete' THEN 1 END) AS documents,
+                                     count(CASE WHEN d.status <> 'complete' THEN 1 END) AS documents_partial }
+CALL () { MATCH (c:Chunk) RETURN count(c) AS chunks }
+CALL () { MATCH ()-[m:MENTIONED_IN]->() RETURN count(m) AS mentions }
+CALL () { MATCH (e:Entity) RETURN count(e) AS entities }
+RETURN documents, documents_partial, chunks, mentions, entities
+"""
+_SIGNATURE: LiteralString = """
+CALL () { MATCH (c:Chunk) RETURN count(c) AS chunks }
+CALL () { MATCH (e:Entity) RETURN count(e) AS entities }
+CALL () { MATCH ()-[m:MENTIONED_IN]->() RETURN count(m) AS mentions }
+CALL () { MATCH (d:Document) WHERE d.updated_at IS NOT NULL
+          WITH d.updated_at AS at ORDER BY at DESC LIMIT 1 RETURN collect(at) AS at }
+RETURN [chunks, entities, mentions] + at AS signature
+"""
+_GET_CHUNKS: LiteralString = """
+UNWIND $ids AS id MATCH (c:Chunk {chunk_id: id})
+OPTIONAL MATCH (d:Document {doc_id: c.doc_id})
+RETURN c {.*} AS chunk, d.source_id AS source_id
+"""
+_CHUNK_MENTIONS: LiteralString = """
+MATCH (e:Entity)-[m:MENTIONED_IN]->(:Chunk {chunk_id: $id})
+RETURN m.start AS start, m.`end` AS end, m.surface AS surface, e.mesh_id AS mesh_id, e.category AS category,
+       m.method AS method, m.score AS score ORDER BY start, end
+"""
+_CHUNK_ENTITIES: LiteralString = """
+UNWIND $ids AS id MATCH (e:Entity)-[:MENTIONED_IN]->(:Chunk {chunk_id: id})
+RETURN id, collect(DISTINCT e.mesh_id) AS mesh_ids
+"""
+_NEIGHBOURS: LiteralString = """
+UNWIND $sources AS sid
+CALL (sid) {
+  MATCH (s:Entity {mesh_id: sid})-[:MENTIONED_IN]->(c:Chunk)<-[:MENTIONED_IN]-(t:Entity) WHERE t <> s
+  WITH t.mesh_id AS target, count(DISTINCT c) AS shared
+  RETURN target, shared ORDER BY shared DESC, target ASC LIMIT $limit
+}
+RETURN sid, target, shared
+"""
+_PROJECT: LiteralString = """
+CALL gds.graph.project($graph, ['Entity', 'Chunk'], {MENTIONED_IN: {orientation: 'UNDIRECTED',
+     aggregation: 'SINGLE', properties: {weight: {property: '*', aggregation: 'COUNT'}}}})
+YIELD graphName RETURN graphName
+"""
+_DROP_STALE: LiteralString = """
+CALL gds.graph.list() YIELD graphName WHERE graphName STARTS WITH $prefix AND graphName <> $keep
+CALL gds.graph.drop(graphName, false) YIELD graphName AS dropped RETURN dropped
+"""
+_PPR_CALL: LiteralString = """
+CALL gds.pageRank.stream($graph, {sourceNodes: nodes, dampingFactor: $damping, maxIterations: $iterations,
+                                  tolerance: $tolerance, concurrency: $concurrency, relationshipWeightProperty: 'weight'})
+YIELD nodeId, score
+"""
+_PPR_TOP: LiteralString = """
+ORDER BY score DESC
+WITH gds.util.asNode(nodeId) AS n, score WHERE n:Chunk
+RETURN n.chunk_id AS chunk_id, score LIMIT $top_k
+"""
+_PPR_SEEDS: LiteralString = """
+UNWIND $seeds AS seed
+MATCH (s:Entity {mesh_id: seed.id}) WHERE EXISTS { (s)-[:MENTIONED_IN]->() }
+"""
+# one weight for every seed: one PageRank; else one per weight group, summed (PPR is linear in the seeds)
+_PPR_UNIFORM: LiteralString = (_PPR_SEEDS + "WITH collect(s) AS nodes WHERE size(nodes) > 0" + _PPR_CALL
+                               + "WITH nodeId, score / size(nodes) AS score WHERE score > 0" + _PPR_TOP)
+_PPR_WEIGHTED: LiteralString = (_PPR_SEEDS + """
+WITH seed.w AS w, collect(s) AS nodes
+WITH collect({w: w, nodes: nodes}) AS groups, sum(w * size(nodes)) AS total
+UNWIND groups AS g
+CALL (g) { WITH g.nodes AS nodes""" + _PPR_CALL + """RETURN nodeId, score }
+WITH nodeId, total, sum(score * g.w) AS mass
+WITH nodeId, mass / total AS score WHERE mass > 0""" + _PPR_TOP)
+_PATHS: LiteralString = """
+UNWIND $ids AS id MATCH (e:Entity)-[m:MENTIONED_IN]->(:Chunk {chunk_id: id})
+WITH id, e, count(m) AS w
+RETURN id, e.mesh_id AS mesh_id, w, COUNT { (e)-[:MENTIONED_IN]->() } AS degree
+"""
+
+
+class Neo4jGraphStore:
+    """``GraphStore`` on a Neo4j server; see the module docstring."""
+
+    def __init__(self, cfg: Neo4jGraphStoreConfig) -> None:
+        self.cfg = cfg
+        password = os.environ.get(cfg.password_env, "")
+        auth = (cfg.user, password) if password else None
+        self._driver: Driver = GraphDatabase.driver(
+            cfg.uri, auth=auth, connection_timeout=CONNECT_TIMEOUT_S, connection_acquisition_timeout=10.0,
+            max_transaction_retry_time=RETRY_TIME_S, notifications_min_severity="OFF",
+        )
+        self._lock = threading.Lock()
+        self._generation = 0  # writes by this instance; with the signature, decides re-projection
+        self._projection: tuple[tuple[Any, ...], int, str] | None = None
+        with self._guard():
+            self._driver.verify_connectivity()
+            self._ensure_schema()
+
+    # --- plumbing -----------------------------------------------------------------------
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn "server unreachable" driver errors into ``StoreUnavailable``."""
+        try:
+            yield
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+            raise StoreUnavailable(f"Neo4j at {self.cfg.uri} is unavailable: {exc}") from exc
+        except neo4j_errors.AuthError as exc:
+            raise StoreUnavailable(
+                f"Neo4j at {self.cfg.uri} rejected the credentials (user {self.cfg.user!r}, "
+                f"password from ${self.cfg.password_env}): {exc}") from exc
+
+    def _ensure_schema(self) -> None:
+        with self._driver.session(database=self.cfg.database) as session:
+            for statement in _SCHEMA:
+                try:
+                    session.run(statement).consume()
+                except neo4j_errors.ClientError as exc:  # another process created it meanwhile
+                    if "already exists" not in str(exc).lower():
+                        raise
+
+    def _read(self, query: LiteralString, **params: Any) -> Rows:
+        def work(tx: ManagedTransaction) -> Rows:
+            return [record.data() for record in tx.run(query, params)]
+
+        with self._guard(), self._driver.session(database=self.cfg.database) as session:
+            return session.execute_read(work)
+
+    def _write(self, work: Callable[[ManagedTransaction], T]) -> T:
+        with self._guard(), self._driver.session(database=self.cfg.database) as session:
+            result = session.execute_write(work)
+        self._generation += 1
+        return result
+
+    # --- writes -------------------------------------------------------------------------
+
+    def upsert_documents(self, docs: list[DocumentRecord]) -> None:
+        now = time.time()
+        rows = [{"doc_id": d.doc_id, "title": d.title, "language": d.language, "content_hash": d.content_hash,
+                 "n_chunks": d.n_chunks, "source_id": d.source_id, "source_path": d.source_path,
+                 "updated_at": now} for d in sorted(docs, key=lambda d: d.doc_id)]
+        if rows:
+            self._write(lambda tx: tx.run(_UPSERT_DOCUMENTS, rows=rows).consume())
+
+    def upsert_chunks(self, chunks: list[Chunk], mentions: list[Mention], entities: list[Entity]) -> None:
+        chunk_rows = [{"chunk_id": c.chunk_id, "props": _chunk_props(c)}
+                      for c in sorted(chunks, key=lambda c: c.chunk_id)]
+        entity_rows = [{"mesh_id": e.mesh_id, "name": e.name, "category": e.category,
+                        "tree_numbers": list(e.tree_numbers), "labels": [e.category] if e.category else [],
+                        "names_json": json.dumps(e.names, ensure_ascii=False)}
+                       for e in sorted(entities, key=lambda e: e.mesh_id)]
+        mention_rows = [{"chunk_id": m.chunk_id, "start": m.start, "end": m.end, "mesh_id": m.mesh_id,
+                         "surface": m.surface, "method": m.method, "score": m.score}
+                        for m in sorted(mentions, key=lambda m: (m.chunk_id, m.start, m.end)) if m.mesh_id]
+
+        def work(tx: ManagedTransaction) -> None:
+            if chunk_rows:
+                tx.run(_UPSERT_CHUNKS, rows=chunk_rows).consume()
+            if entity_rows:
+                tx.run(_UPSERT_ENTITIES, rows=entity_rows).consume()
+            if mention_rows:
+                tx.run(_UPSERT_MENTIONS, rows=mention_rows).consume()
+
+        if chunk_rows or entity_rows or mention_rows:
+            self._write(work)
+
+    def complete_documents(self, doc_ids: list[str]) -> tuple[list[str], list[str]]:
+        ids = list(dict.fromkeys(doc_ids))
+        if not ids:
+            return [], []
+
+        def work(tx: ManagedTransaction) -> tuple[list[str], list[str]]:
+            tx.run(_LOCK_DOCUMENTS, ids=sorted(ids)).consume()  # serialise completers of one document
+            rows = [r.data() for r in tx.run(_COMPLETE, ids=ids)]
+            stale = [c for r in rows for c in r["stale"]]
+            _delete_chunks(tx, stale)
+            return [r["doc_id"] for r in rows], stale
+
+        return self._write(work)
+
+    def delete_documents(self, doc_ids: list[str]) -> DeleteResult:
+        def work(tx: ManagedTransaction) -> DeleteResult:
+            result = DeleteResult()
+            tx.run(_LOCK_DOCUMENTS, ids=sorted(set(doc_ids))).consume()
+            for row in tx.run(_DOC_CHUNKS, ids=list(dict.fromkeys(doc_ids))).data():
+                result.documents += 1
+                result.chunk_ids.extend(row["chunk_ids"])
+            result.entities_removed = _delete_chunks(tx, result.chunk_ids)
+            tx.run("UNWIND $ids AS id MATCH (d:Document {doc_id: id}) DETACH DELETE d", ids=doc_ids).consume()
+            return result
+
+        return self._write(work) if doc_ids else DeleteResult()
+
+    # --- runs and failures --------------------------------------------------------------
+
+    def record_failures(self, run_id: str, failures: list[Failure]) -> None:
+        rows = [{"source": f.source, "stage": f.stage, "reason": f.reason, "doc_id": f.doc_id} for f in failures]
+        if rows:
+            self._write(lambda tx: tx.run(
+                "UNWIND $rows AS row MERGE (f:Failure {source: row.source, stage: row.stage}) "
+                "SET f.reason = row.reason, f.doc_id = row.doc_id, f.run_id = $run_id, f.at = $at",
+                rows=rows, run_id=run_id, at=time.time()).consume())
+
+    def failures(self, run_id: str | None = None) -> list[Failure]:
+        rows = self._read(
+            "MATCH (f:Failure) WHERE $run_id IS NULL OR f.run_id = $run_id "
+            "RETURN f.source AS source, f.stage AS stage, f.reason AS reason, f.doc_id AS doc_id "
+            "ORDER BY source, stage", run_id=run_id)
+        return [Failure(r["source"], r["stage"], r["reason"], r["doc_id"] or "") for r in rows]
+
+    def start_run(self, run_id: str, info: dict[str, Any]) -> None:
+        self._write(lambda tx: tx.run(
+            "MERGE (r:Run {run_id: $run_id}) SET r.started = $at, r.status = 'running', r.info_json = $info "
+            "REMOVE r.finished, r.summary_json", run_id=run_id, at=time.time(), info=json.dumps(info)).consume())
+
+    def finish_run(self, run_id: str, status: str, summary: dict[str, Any]) -> None:
+        self._write(lambda tx: tx.run(
+            "MATCH (r:Run {run_id: $run_id}) SET r.finished = $at, r.status = $status, r.summary_json = $summary",
+            run_id=run_id, at=time.time(), status=status, summary=json.dumps(summary)).consume())
+
+    def last_run(self) -> dict[str, Any] | None:
+        rows = self._read("MATCH (r:Run) RETURN r {.*} AS r ORDER BY r.started DESC LIMIT 1")
+        if not rows:
+            return None
+        r = rows[0]["r"]
+        return {"run_id": r["run_id"], "started": r.get("started"), "finished": r.get("finished"),
+                "status": r.get("status"), "info": json.loads(r.get("info_json") or "{}"),
+                "summary": json.loads(r.get("summary_json") or "{}")}
+
+    # --- reads --------------------------------------------------------------------------
+
+    def document_hashes(self, complete_only: bool = True) -> dict[str, str]:
+        rows = self._read("MATCH (d:Document) WHERE NOT $complete_only OR d.status = 'complete' "
+                          "RETURN d.doc_id AS doc_id, d.content_hash AS h", complete_only=complete_only)
+        return {r["doc_id"]: r["h"] for r in rows}
+
+    def counts(self) -> dict[str, int]:
+        return {k: int(v) for k, v in self._read(_COUNTS)[0].items()}
+
+    def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
+        rows = {r["chunk"]["chunk_id"]: r for r in self._read(_GET_CHUNKS, ids=chunk_ids)} if chunk_ids else {}
+        return [_chunk(rows[c]["chunk"], rows[c]["source_id"]) for c in chunk_ids if c in rows]
+
+    def get_entity(self, mesh_id: str) -> Entity | None:
+        rows = self._read("MATCH (e:Entity {mesh_id: $id}) RETURN e {.*} AS e", id=mesh_id)
+        if not rows:
+            return None
+        e = rows[0]["e"]
+        return Entity(e["mesh_id"], e.get("name") or "", e.get("category") or "", list(e.get("tree_numbers") or []),
+                      json.loads(e.get("names_json") or "{}"))
+
+    def chunk_mentions(self, chunk_id: str) -> list[Mention]:
+        return [Mention(r["start"], r["end"], r["surface"], r["mesh_id"], r["category"], r["method"],
+                        r["score"], chunk_id) for r in self._read(_CHUNK_MENTIONS, id=chunk_id)]
+
+    def chunk_entities(self, chunk_ids: list[str]) -> dict[str, set[str]]:
+        """The MeSH IDs mentioned in each of the given chunks."""
+        out: dict[str, set[str]] = {c: set() for c in chunk_ids}
+        for row in self._read(_CHUNK_ENTITIES, ids=chunk_ids) if chunk_ids else []:
+            out[row["id"]].update(row["mesh_ids"])
+        return out
+
+    def neighbourhood(self, mesh_id: str, hops: int = 1, limit: int = 25) -> list[tuple[str, str, int]]:
+        """Co-occurrence edges around an entity, as ``EmbeddedGraphStore.neighbourhood`` returns them."""
+        edges: list[tuple[str, str, int]] = []
+        frontier, seen = [mesh_id], {mesh_id}
+        for _ in range(max(1, hops)):
+            by_source: dict[str, list[tuple[str, int]]] = {}
+            for row in self._read(_NEIGHBOURS, sources=frontier, limit=limit) if frontier else []:
+                by_source.setdefault(row["sid"], []).append((row["target"], int(row["shared"])))
+            nxt: list[str] = []
+            for source in frontier:
+                for target, shared in by_source.get(source, []):
+                    edges.append((source, target, shared))
+                    if target not in seen:
+                        seen.add(target)
+                        nxt.append(target)
+            frontier = nxt[:limit]
+        return edges
+
+    # --- Personalized PageRank ----------------------------------------------------------
+
+    def ppr(self, seeds: dict[str, float], damping: float = 0.5, top_k: int = 50) -> list[PPRHit]:
+        """Top-``top_k`` chunks by PPR from the weighted seed entities (see the module docstring)."""
+        if not 0.0 <= damping < 1.0:
+            raise ValueError(f"damping must be in [0, 1), got {damping}")
+        weighted = {k: float(w) for k, w in seeds.items() if w > 0}
+        if not weighted or top_k <= 0 or damping == 0.0:
+            return []
+        params = {"seeds": [{"id": k, "w": w} for k, w in weighted.items()], "damping": damping,
+                  "top_k": top_k, "tolerance": 1e-7,
+                  "iterations": min(200, max(20, math.ceil(math.log(1e-7) / math.log(damping))))}
+        query = _PPR_UNIFORM if len(set(weighted.values())) == 1 else _PPR_WEIGHTED
+        for attempt in range(2):
+            graph, nodes = self._projected_graph(force=attempt > 0)
+            try:  # single-threaded below 200k nodes: measured faster (benchmarks/graph_store.py)
+                rows = self._read(query, graph=graph, concurrency=1 if nodes < 200_000 else 4, **params)
+                break
+            except neo4j_errors.ClientError as exc:  # dropped by another process: re-project once
+                if attempt or "does not exist" not in str(exc):
+                    raise
+        paths = self._entity_paths(rows, weighted, damping)
+        return [PPRHit(r["chunk_id"], float(r["score"]), paths.get(r["chunk_id"], [])) for r in rows]
+
+    def _signature(self) -> tuple[Any, ...]:
+        return tuple(self._read(_SIGNATURE)[0]["signature"])
+
+    def _projected_graph(self, force: bool = False) -> tuple[str, int]:
+        """Name and node count of a projection of the current graph; projects (drops stale ones) if needed."""
+        with self._lock:
+            signature = self._signature()
+            current = self._projection
+            nodes = int(signature[0]) + int(signature[1])
+            if not force and current is not None and current[:2] == (signature, self._generation):
+                return current[2], nodes
+            digest = hashlib.sha1(repr(signature).encode()).hexdigest()[:16]
+            name = f"{PROJECTION_PREFIX}{self.cfg.database}_{digest}"
+            own_write = current is not None and current[0] == signature and current[1] != self._generation
+            exists = self._read("RETURN gds.graph.exists($g) AS ok", g=name)[0]["ok"]
+            if exists and (force or own_write):
+                self._read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name)
+                exists = False
+            if not exists:
+                started = time.perf_counter()
+                try:
+                    self._read(_PROJECT, graph=name)
+                except neo4j_errors.ClientError as exc:
+                    if "already exists" not in str(exc):
+                        raise
+                log.info("projected %s in %.1f ms", name, (time.perf_counter() - started) * 1000)
+            self._read(_DROP_STALE, prefix=f"{PROJECTION_PREFIX}{self.cfg.database}_", keep=name)
+            self._projection = (signature, self._generation, name)
+            return name, nodes
+
+    def _entity_paths(self, hits: Rows, seeds: dict[str, float], damping: float) -> dict[str, list[str]]:
+        """Per chunk, up to 3 entities by the PPR flow ``x(e)·w(e,c)/deg(e)`` into it (seeds only, if any).
+
+        ``x(e)`` is estimated locally from the hits: the restart mass of the seeds plus what each
+        hit chunk sends back, ``d·w(e,c)/deg(c)·score(c)`` (``PPRIndex`` uses the exact mass).
+        """
+        rows = self._read(_PATHS, ids=[h["chunk_id"] for h in hits]) if hits else []
+        score = {h["chunk_id"]: float(h["score"]) for h in hits}
+        chunk_degree: dict[str, float] = {}
+        for r in rows:
+            chunk_degree[r["id"]] = chunk_degree.get(r["id"], 0.0) + r["w"]
+        total = sum(seeds.values())
+        mass = {e: (1.0 - damping) * w / total for e, w in seeds.items()}
+        for r in rows:
+            share = damping * r["w"] / chunk_degree[r["id"]] * score[r["id"]]
+            mass[r["mesh_id"]] = mass.get(r["mesh_id"], 0.0) + share
+        ranked: dict[str, list[tuple[bool, float, str]]] = {}
+        for r in rows:
+            flow = mass[r["mesh_id"]] * r["w"] / max(1, r["degree"])
+            ranked.setdefault(r["id"], []).append((r["mesh_id"] not in seeds, -flow, r["mesh_id"]))
+        out: dict[str, list[str]] = {}
+        for chunk_id, items in ranked.items():
+            items.sort()
+            has_seed = not items[0][0]
+            out[chunk_id] = [m for other, _, m in items if not (has_seed and other)][:_MAX_PATH]
+        return out
+
+    def close(self) -> None:
+        self._driver.close()
+
+
+def _delete_chunks(tx: ManagedTransaction, chunk_ids: list[str]) -> int:
+    """Delete chunks with their mentions, then the entities left with no mention; returns that count."""
+    if not chunk_ids:
+        return 0
+    candidates = sorted({e for r in tx.run(_DELETE_CHUNKS, ids=chunk_ids) for e in r["ents"]})
+    if not candidates:
+        return 0
+    return int(tx.run(_DELETE_ORPHANS, ids=candidates).single(strict=True)["removed"])
+
+
+def _chunk_props(c: Chunk) -> dict[str, Any]:
+    return {"doc_id": c.doc_id, "doc_hash": c.doc_hash, "idx": c.index, "text": c.text,
+            "section_path": list(c.section_path), "parent_id": c.parent_id, "parent_text": c.parent_text,
+            "token_count": c.token_count, "language": c.language, "title": c.title, "page": c.page}
+
+
+def _chunk(p: dict[str, Any], source_id: str | None) -> Chunk:
+    return Chunk(
+        chunk_id=p["chunk_id"], doc_id=p["doc_id"], doc_hash=p.get("doc_hash") or "", index=p["idx"],
+        text=p["text"], section_path=list(p.get("section_path") or []), parent_id=p.get("parent_id") or "",
+        parent_text=p.get("parent_text") or "", token_count=p.get("token_count") or 0,
+        language=p.get("language") or "", title=p.get("title") or "", page=p.get("page"),
+        source_id=source_id or "",
+    )
