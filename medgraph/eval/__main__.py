@@ -13,6 +13,8 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "link": ("medgraph.eval.link", "entity linking + NER on a PubTator file"),
+    "retrieval": ("medgraph.eval.retrieval", "retrieval paths, fusion and reranking vs bm25s on a corpus"),
+    "convert-pubmedqa": ("medgraph.eval.convert", "PubMedQA ori_pqal.json -> retrieval corpus + queries"),
 }
 
 

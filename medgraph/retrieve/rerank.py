@@ -7,9 +7,8 @@ Offline tier (``FeatureReranker``): a logistic model over features that need no 
 ``dense`` (question–chunk cosine of the stored vectors), ``lexical`` (share of the question's
 content terms found in the parent section text), ``entity`` (share of the question's MeSH
 entities mentioned in the chunk), ``ppr`` (PPR score / best PPR score among the candidates) and
-``rrf`` (fused score / best fused score). ``relevance = sigmoid(bias + Σ w·f)``; the weights are
-fitted by ``benchmarks/fit_reranker.py`` (question → own abstract on PubMedQA) and can be
-overridden in ``rerank.weights``. Model tier (``PassageReranker``): a cross-encoder scoring
+``rrf`` (fused score / best fused score). ``relevance = sigmoid(bias + Σ w·f)``; the weights
+can be overridden in ``rerank.weights`` (``benchmarks/fit_reranker.py`` fits them on PubMedQA). Model tier (``PassageReranker``): a cross-encoder scoring
 (question, parent text) pairs, whose sigmoid output is the relevance.
 """
 
@@ -26,7 +25,10 @@ if TYPE_CHECKING:
     from medgraph.retrieve.rerank_base import Reranker
 
 FEATURES = ("dense", "lexical", "entity", "ppr", "rrf")
-# Fitted on PubMedQA questions 0-499 (benchmarks/fit_reranker.py); see README benchmarks.
+# Hand-set so that evidence must match the question lexically or by entity (off-corpus
+# questions score near 0). benchmarks/fit_reranker.py fits a logistic model on PubMedQA
+# (held-out AUC 0.949, ECE 0.007) but its rrf-dominated weights score off-corpus questions
+# high (p50 0.81), so it is not the default yet; see the README benchmarks.
 DEFAULT_WEIGHTS: dict[str, float] = {
     "bias": -7.0, "dense": 5.0, "lexical": 5.0, "entity": 1.5, "ppr": 0.5, "rrf": 1.0,
 }

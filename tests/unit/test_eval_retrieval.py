@@ -1,0 +1,160 @@
+"""Retrieval benchmark: metrics, chunk → document mapping, the PubMedQA converter and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from medgraph.eval.__main__ import main as eval_main
+from medgraph.eval.convert import convert_pubmedqa
+from medgraph.eval.retrieval import (
+    METHODS,
+    doc_ranking,
+    ndcg_at,
+    read_queries,
+    recall_at,
+    reciprocal_rank,
+    score_ranking,
+    summarise,
+)
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def test_recall_and_mrr_by_hand() -> None:
+    ranked = ["d3", "d1", "d7", "d2"]
+    relevant = {"d1", "d2", "d9"}
+    assert recall_at(ranked, relevant, 1) == 0.0
+    assert recall_at(ranked, relevant, 2) == pytest.approx(1 / 3)
+    assert recall_at(ranked, relevant, 10) == pytest.approx(2 / 3)
+    assert reciprocal_rank(ranked, relevant) == pytest.approx(0.5)
+    assert reciprocal_rank([], relevant) == 0.0  # a method that returns nothing is a miss
+    assert recall_at([], relevant, 10) == 0.0
+
+
+def test_ndcg_uses_graded_gains_and_ideal_order() -> None:
+    grades = {"a": 2.0, "b": 1.0, "c": 1.0}
+    ranked = ["b", "x", "a"]
+    dcg = 1 / math.log2(2) + 0 + 2 / math.log2(4)
+    idcg = 2 / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4)
+    assert ndcg_at(ranked, grades, 10) == pytest.approx(dcg / idcg)
+    assert ndcg_at(["a", "b", "c"], grades, 10) == pytest.approx(1.0)
+    # binary: one relevant document at rank 2
+    assert ndcg_at(["x", "a"], {"a": 1.0}, 10) == pytest.approx(1 / math.log2(3))
+    # the cut-off: relevant documents below rank k earn nothing, but the ideal still counts them
+    assert ndcg_at(["x", "y", "a"], {"a": 1.0}, 2) == 0.0
+
+
+def test_chunk_hits_map_to_documents_at_their_best_rank() -> None:
+    chunk_doc = {"c1": "A", "c2": "B", "c3": "A", "c4": "C"}
+    assert doc_ranking(["c2", "c1", "c3", "missing", "c4", "c2"], chunk_doc) == ["B", "A", "C"]
+    scores = score_ranking(doc_ranking(["c2", "c1", "c3"], chunk_doc), {"A"}, {"A": 1.0})
+    assert scores["recall@1"] == 0.0 and scores["recall@5"] == 1.0 and scores["mrr"] == 0.5
+    summary = summarise([scores, score_ranking(["A"], {"A"}, {"A": 1.0})], [3.0, 1.0, 2.0])
+    assert summary["mrr"] == 0.75 and summary["recall@1"] == 0.5 and summary["latency_p50_ms"] == 2.0
+
+
+def test_queries_grades_default_to_binary(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        json.dumps({"query_id": 1, "text": "a", "language": "en", "relevant_doc_ids": ["x"]}) + "\n"
+        + json.dumps({"query_id": "2", "text": "b", "relevant_doc_ids": ["y", "z"], "graded": {"y": 2, "z": 1}})
+        + "\n\n",
+        encoding="utf-8",
+    )
+    q1, q2 = read_queries(path)
+    assert q1.query_id == "1" and q1.grades == {"x": 1.0} and q1.relevant == {"x"}
+    assert q2.language == "en" and q2.grades == {"y": 2.0, "z": 1.0}
+    assert len(read_queries(path, limit=1)) == 1
+
+
+PUBMEDQA = {
+    "111": {"QUESTION": "Does metformin reduce myocardial infarction?", "CONTEXTS": ["Ctx one.", "Ctx two."],
+            "LABELS": ["BACKGROUND", "RESULTS"], "LONG_ANSWER": "Metformin helped.", "YEAR": "2001"},
+    "222": {"QUESTION": "Is fever common?", "CONTEXTS": ["Fever data."], "LABELS": ["METHODS"],
+            "LONG_ANSWER": "Fever is common.", "YEAR": "2002"},
+    "333": {"QUESTION": "Is lead toxic?", "CONTEXTS": ["Lead levels."], "LABELS": ["OBJECTIVE"],
+            "LONG_ANSWER": "", "YEAR": "2003"},
+}
+
+
+def test_convert_pubmedqa_shape(tmp_path: Path) -> None:
+    src = tmp_path / "ori_pqal.json"
+    src.write_text(json.dumps(PUBMEDQA), encoding="utf-8")
+    corpus, queries = tmp_path / "c.jsonl", tmp_path / "q.jsonl"
+    rc = eval_main(["convert-pubmedqa", "--input", str(src), "--corpus", str(corpus), "--queries", str(queries)])
+    assert rc == 0
+    docs = [json.loads(x) for x in corpus.read_text(encoding="utf-8").splitlines()]
+    qs = [json.loads(x) for x in queries.read_text(encoding="utf-8").splitlines()]
+    assert [d["doc_id"] for d in docs] == ["pmid-111", "pmid-222", "pmid-333"]
+    first = docs[0]
+    assert first["title"] == "PubMed 111" and first["language"] == "en"
+    assert first["sections"] == [{"title": "Background", "text": "Ctx one."}, {"title": "Results", "text": "Ctx two."},
+                                 {"title": "Conclusions", "text": "Metformin helped."}]
+    assert [s["title"] for s in docs[2]["sections"]] == ["Objective"]  # no empty conclusion
+    assert qs[0] == {"query_id": "111", "text": PUBMEDQA["111"]["QUESTION"], "language": "en",
+                     "relevant_doc_ids": ["pmid-111"]}
+    for doc, item in zip(docs, PUBMEDQA.values(), strict=True):
+        assert item["QUESTION"] not in json.dumps(doc)  # the question never leaks into the corpus
+    again = tmp_path / "c2.jsonl"
+    convert_pubmedqa(src, again, tmp_path / "q2.jsonl")
+    assert again.read_bytes() == corpus.read_bytes()  # deterministic: same file, same index cache key
+
+
+CORPUS = [
+    {"doc_id": "heart", "title": "Metformin and the heart", "language": "en",
+     "text": "Metformin lowered the rate of myocardial infarction in older patients with diabetes. "
+             "Heart attack admissions fell during five years of follow-up."},
+    {"doc_id": "fever", "title": "Fever in children", "language": "en",
+     "sections": [{"title": "Results", "text": "Fever after vaccination resolved within two days in most children."},
+                  {"title": "Conclusions", "text": "Pyrexia is a common and harmless reaction to vaccines."}]},
+    {"doc_id": "lead", "title": "Lead exposure", "language": "en",
+     "text": "Blood lead levels in workers of a battery plant exceeded the limits for occupational exposure."},
+    {"doc_id": "leuk", "title": "Leukemia outcomes", "language": "en",
+     "text": "Precursor cell lymphoblastic leukemia-lymphoma survival improved with modern chemotherapy."},
+]
+QUERIES = [
+    {"query_id": "q1", "text": "metformin myocardial infarction", "language": "en", "relevant_doc_ids": ["heart"]},
+    {"query_id": "q2", "text": "fever after vaccination in children", "language": "en",
+     "relevant_doc_ids": ["fever", "heart"], "graded": {"fever": 2, "heart": 1}},
+    {"query_id": "q3", "text": "blood lead in battery workers", "language": "en", "relevant_doc_ids": ["lead"]},
+]
+
+
+@pytest.fixture
+def tiny_benchmark(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, list[str]]:
+    monkeypatch.setenv("MEDGRAPH_HOME", str(tmp_path / "home"))
+    corpus, queries = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in CORPUS), encoding="utf-8")
+    queries.write_text("".join(json.dumps(r) + "\n" for r in QUERIES), encoding="utf-8")
+    sources = json.dumps([{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
+                          {"kind": "mesh_tree", "path": "pkg:mesh_tree_numbers.tsv.gz"}])
+    sets = ["embedding.dense=hashing", f"vocabulary.path={tmp_path / 'vocab'}", f"vocabulary.sources={sources}"]
+    return corpus, queries, [a for s in sets for a in ("--set", s)]
+
+
+def test_cli_json_keys_and_cache(tiny_benchmark: tuple[Path, Path, list[str]],
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    corpus, queries, sets = tiny_benchmark
+    argv = ["retrieval", "--corpus", str(corpus), "--queries", str(queries), "--json", *sets]
+    assert eval_main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_queries"] == 3 and out["n_docs"] == 4 and out["n_chunks"] >= 4
+    assert set(out["methods"]) == set(METHODS)
+    keys = {"recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "latency_p50_ms"}
+    for method, row in out["methods"].items():
+        assert set(row) == keys, method
+        assert all(0.0 <= row[k] <= 1.0 for k in keys - {"latency_p50_ms"}), method
+    assert out["methods"]["bm25"]["recall@1"] > 0.5 and out["methods"]["fused"]["recall@10"] == 1.0
+    assert out["bm25_stemmer"]
+    cache = Path(out["index"]["path"])
+    assert cache.parent.name == "eval-cache" and (cache / "manifest.json").is_file()
+    # a re-run reuses the cached index (same key, no rebuild), and --limit-queries applies
+    assert eval_main([*argv, "--limit-queries", "1"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["index"]["path"] == out["index"]["path"] and again["n_queries"] == 1
+    assert again["index"]["build_s"] == out["index"]["build_s"]  # read back from the manifest
+    assert [p.name for p in cache.parent.iterdir()] == [cache.name]
