@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from typing import Any
 
 import numpy as np
@@ -115,7 +114,6 @@ class Embed:
     """Dense and sparse vectors for each chunk (zeros / empty for failure and skipped rows)."""
 
     def __init__(self, cfg: EmbeddingConfig) -> None:
-        os.environ.setdefault("OMP_NUM_THREADS", str(cfg.threads))
         from medgraph.embed import make_embedder
 
         self.embedder = make_embedder(cfg)

@@ -24,6 +24,7 @@ from medgraph.ingest.chunking import Chunker
 from medgraph.ingest.loaders import expand_inputs, load_shard, plan_shards
 from medgraph.schemas import Document
 from medgraph.stores import make_graph_store, make_vector_store
+from tests.helpers import store_counts
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -42,15 +43,6 @@ def expected(paths: list[Path], cfg) -> tuple[int, int]:
     docs = [d for s in plan_shards(files) for d in load_shard(s) if isinstance(d, Document)]
     chunker = Chunker(cfg.chunking)
     return len(docs), sum(len(chunker.chunk(d)) for d in docs)
-
-
-def store_counts(cfg) -> dict[str, int]:
-    graph, vectors = make_graph_store(cfg.stores.graph), make_vector_store(cfg.stores.vector)
-    try:
-        return {**graph.counts(), "vectors": vectors.count()}
-    finally:
-        graph.close()
-        vectors.close()
 
 
 @pytest.fixture(scope="module")

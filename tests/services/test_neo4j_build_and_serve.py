@@ -17,8 +17,9 @@ import pytest
 
 from medgraph.config import load_config
 from medgraph.config.models import Neo4jGraphStoreConfig
-from medgraph.stores import make_graph_store, make_vector_store
+from medgraph.stores import make_graph_store
 from medgraph.stores.errors import StoreUnavailable
+from tests.helpers import store_counts
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -65,15 +66,6 @@ def _config(home: Path, graph: list[str]):
     return load_config(REPO / "configs" / "local.yaml", sets)
 
 
-def _counts(cfg) -> dict[str, int]:
-    graph, vectors = make_graph_store(cfg.stores.graph), make_vector_store(cfg.stores.vector)
-    try:
-        return {**graph.counts(), "vectors": vectors.count()}
-    finally:
-        graph.close()
-        vectors.close()
-
-
 @pytest.fixture(scope="module")
 def built(neo4j, corpus, tmp_path_factory):
     from jobs.build_corpus import build_corpus
@@ -91,7 +83,7 @@ def test_build_into_neo4j_matches_the_embedded_store(built):
     neo_cfg, neo_summary, emb_cfg, emb_summary = built
     assert neo_summary["status"] == emb_summary["status"] == "succeeded"
     assert neo_summary["documents_written"] == N_ABSTRACTS and not neo_summary["failures"]
-    neo, emb = _counts(neo_cfg), _counts(emb_cfg)
+    neo, emb = store_counts(neo_cfg), store_counts(emb_cfg)
     assert neo == emb
     assert neo["documents"] == N_ABSTRACTS and neo["documents_partial"] == 0
     assert neo["vectors"] == neo["chunks"] > 0 and neo["mentions"] > neo["chunks"] > 0
@@ -108,10 +100,10 @@ def test_rerun_into_neo4j_is_idempotent(built, corpus):
     from jobs.build_corpus import build_corpus
 
     neo_cfg, first, _, _ = built
-    before = _counts(neo_cfg)
+    before = store_counts(neo_cfg)
     again = build_corpus(neo_cfg, [str(corpus[0])])
     assert again["documents_skipped"] == first["documents_written"] and again["chunks_written"] == 0
-    assert _counts(neo_cfg) == before
+    assert store_counts(neo_cfg) == before
 
 
 def test_serve_services_answer_from_neo4j_with_citations(built, corpus):
