@@ -114,16 +114,28 @@ class EmbeddingConfig(_Model):
     threads: int = 1
 
 
+class FeedbackConfig(_Model):
+    """Pseudo-relevance feedback of the ``feedback`` path (RM3-style expansion of the sparse query)."""
+
+    docs: int = Field(default=3, ge=1)  # top chunks of the first sparse search read as feedback
+    terms: int = Field(default=10, ge=1)  # expansion terms added to the query
+    weight: float = Field(default=0.5, gt=0.0)  # weight of the strongest expansion term (query terms: 1)
+
+
+RetrievalPath = Literal["vector", "dense", "sparse", "feedback", "ppr"]
+
+
 class RetrievalConfig(_Model):
     """The query path: which retrieval paths run, how many candidates, how they are fused."""
 
-    paths: tuple[Literal["vector", "ppr"], ...] = ("vector", "ppr")
+    paths: tuple[RetrievalPath, ...] = ("vector", "ppr")
     candidates: int = Field(default=40, ge=1)  # per path
     top_k: int = Field(default=8, ge=1)  # evidence handed to the answerer
     damping: float = Field(default=0.5, gt=0.0, lt=1.0)  # PPR: probability of following an edge
     rrf_k: int = Field(default=60, ge=1)
     weights: dict[str, float] = Field(default_factory=lambda: {"vector": 1.0, "ppr": 0.5})
     language_filter: bool = False  # restrict vector search to the question's language
+    feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
     analysis_cache: int = Field(default=1024, ge=0)  # questions whose NER + linking is cached
 
 

@@ -12,7 +12,8 @@ index), so a re-run with other retrieval settings only queries.
 
 Output (``--json``): ``n_queries``, ``n_docs``, ``n_chunks``, ``embedding``, ``bm25_stemmer``,
 ``index`` (cache path, build seconds) and ``methods``: ``bm25`` (bm25s over title + text),
-``dense``, ``sparse``, ``vector`` (hybrid), ``ppr``, ``fused`` (RRF of ``retrieval.paths``) and
+``dense``, ``sparse``, ``feedback`` (sparse with pseudo-relevance feedback), ``vector`` (dense +
+sparse fused in the store), ``ppr``, ``fused`` (RRF of ``retrieval.paths``) and
 ``reranked`` (``FeatureReranker`` over the fused list), each with ``recall@1/5/10``, ``mrr``,
 ``ndcg@10`` and ``latency_p50_ms``.
 
@@ -48,7 +49,8 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 KS = (1, 5, 10)
-METHODS = ("bm25", "dense", "sparse", "vector", "ppr", "fused", "reranked")
+PATHS = ("dense", "sparse", "feedback", "vector", "ppr")
+METHODS = ("bm25", *PATHS, "fused", "reranked")
 BATCH_DOCS = 32
 
 # --- metrics ----------------------------------------------------------------------------------
@@ -311,8 +313,8 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
               q: EvalQuery) -> dict[str, tuple[list[str], float]]:
     """method → (ranked doc IDs, latency ms) for one query.
 
-    ``vector`` and ``ppr`` are read from the fused retrieval's own per-path lists (the same search,
-    not repeated): a sparse search in Qdrant's local mode is pure Python and dominates the time.
+    A path the fused retrieval ran is read from its own per-path list (the same search, not
+    repeated); the others are searched on their own.
     """
     from medgraph.retrieve.retriever import QueryVectors
 
@@ -324,17 +326,15 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
     sparse, t_qs = _timed(lambda: emb.embed_query_sparse([q.text])[0] if emb.has_sparse else None)
     qv = QueryVectors(dense, sparse)
     out: dict[str, tuple[list[str], float]] = {"bm25": (bm25_docs, t_bm25)}
-    for path, t_query in (("dense", t_qd), ("sparse", t_qs)):
-        hits, t = _timed(lambda p=path: retriever.search_path(p, analysis, limit, qv))
-        out[path] = (doc_ranking(_ids(hits), index.chunk_doc), t_query + t)
     result, t_fused = _timed(lambda: retriever.retrieve(analysis))
-    for path, t_query in (("vector", t_qd + t_qs), ("ppr", t_an)):
+    query_side = {"dense": t_qd, "sparse": t_qs, "feedback": t_qs, "vector": t_qd + t_qs, "ppr": t_an}
+    for path in PATHS:
         hits = result.per_path.get(path)
         if hits is None:  # a path the fusion does not use: search it on its own
-            hits, t = _timed(lambda p=path: retriever.search_path(p, analysis, limit, qv))
+            hits, t = _timed(lambda p=path: retriever.search_path(p, analysis, limit, qv, result.per_path))
         else:
             t = result.timings_ms.get(path, 0.0)
-        out[path] = (doc_ranking(_ids(hits), index.chunk_doc), t_query + t)
+        out[path] = (doc_ranking(_ids(hits), index.chunk_doc), query_side[path] + t)
     out["fused"] = (doc_ranking(_ids(result.candidates), index.chunk_doc), t_an + t_fused)
     reranked, t_rr = _timed(lambda: reranker.rerank(q.text, list(result.candidates)))
     out["reranked"] = (doc_ranking(_ids(reranked), index.chunk_doc), t_an + t_fused + t_rr)
@@ -372,7 +372,8 @@ def evaluate(corpus: Path, queries_path: Path, cfg: MedGraphConfig, limit: int |
     return {
         "n_queries": len(queries), "n_docs": index.manifest["n_docs"], "n_chunks": index.manifest["n_chunks"],
         "embedding": index.manifest["embedding"], "bm25_stemmer": bm25.stemmer,
-        "retrieval": {"paths": r.paths, "weights": r.weights, "rrf_k": r.rrf_k, "candidates": r.candidates},
+        "retrieval": {"paths": r.paths, "weights": r.weights, "rrf_k": r.rrf_k, "candidates": r.candidates,
+                      "feedback": r.feedback.model_dump()},
         "index": {"path": str(index.path), "build_s": index.manifest["build_s"], "bm25_build_s": round(bm25_s / 1000, 2)},
         "methods": {m: summarise(scores[m], latency[m]) for m in METHODS},
     }

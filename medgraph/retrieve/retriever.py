@@ -7,9 +7,15 @@ Paths:
 - ``ppr``: Personalized PageRank over the entity–chunk graph seeded from the question's MeSH
   entities, run by the graph store (``GraphStore.ppr``: ``medgraph.retrieve.ppr`` in process for
   the embedded store, GDS for Neo4j); each hit carries the entity path that reached it.
-- ``vector``: dense + sparse search fused inside Qdrant (``prefetch`` + RRF), with an optional
-  filter on the question's language.
-``dense`` and ``sparse`` alone are available to ``search_path`` (for evaluation).
+- ``dense`` / ``sparse``: one vector search each, fused here with their own RRF weights.
+- ``feedback``: the sparse search again with pseudo-relevance feedback (RM3-style): the mean of
+  the stored sparse vectors of the top ``feedback.docs`` sparse hits gives ``feedback.terms``
+  expansion terms, added with weights scaled to at most ``feedback.weight`` (query terms weigh 1;
+  a store with an IDF modifier applies IDF to both). It lifts recall on topical questions and can
+  hurt on known-item ones, so it is a path of its own that RRF weighs against the plain sparse one.
+- ``vector``: dense + sparse fused inside the vector store (Qdrant ``prefetch`` + RRF, equal
+  weights): one call.
+Every vector path takes an optional filter on the question's language.
 """
 
 from __future__ import annotations
@@ -72,9 +78,17 @@ class Retriever:
         )
 
     def search_path(
-        self, path: str, analysis: QueryAnalysis, limit: int, qv: QueryVectors | None = None
+        self,
+        path: str,
+        analysis: QueryAnalysis,
+        limit: int,
+        qv: QueryVectors | None = None,
+        done: dict[str, list[Candidate]] | None = None,
     ) -> list[Candidate]:
-        """One path's ranked candidates: ``ppr``, ``vector`` (hybrid), ``dense`` or ``sparse``."""
+        """One path's ranked candidates: ``ppr``, ``vector``, ``dense``, ``sparse`` or ``feedback``.
+
+        ``done``: lists already searched for this question (``feedback`` reuses ``sparse``).
+        """
         if path == "ppr":
             return self._ppr_path(analysis, limit)
         language = analysis.language if self.cfg.language_filter else None
@@ -85,9 +99,33 @@ class Retriever:
             hits = self.vectors.search_dense(dense, limit, language) if dense is not None else []
         elif path == "sparse":
             hits = self.vectors.search_sparse(sparse, limit, language) if sparse is not None else []
+        elif path == "feedback":
+            first = (done or {}).get("sparse") or self.search_path("sparse", analysis, self.cfg.feedback.docs, qv)
+            expanded = self.expand_sparse(sparse, [c.chunk_id for c in first]) if sparse is not None else None
+            hits = self.vectors.search_sparse(expanded, limit, language) if expanded is not None else []
         else:
             raise ValueError(f"unknown retrieval path {path!r}")
         return [Candidate(h.chunk_id, h.score, {path: h.score}) for h in hits]
+
+    def expand_sparse(self, query: SparseVector, ranked_chunk_ids: list[str]) -> SparseVector:
+        """``query`` plus feedback terms from the stored sparse vectors of the top ranked chunks."""
+        fb = self.cfg.feedback
+        stored = self.vectors.get_sparse(ranked_chunk_ids[: fb.docs])
+        if not stored or not len(query):
+            return query
+        weights: dict[int, float] = {}
+        for vec in stored.values():
+            for term, value in zip(vec.indices.tolist(), vec.values.tolist(), strict=True):
+                weights[term] = weights.get(term, 0.0) + value / len(stored)
+        for term in query.indices.tolist():
+            weights.pop(term, None)
+        top = sorted(weights.items(), key=lambda tv: (-tv[1], tv[0]))[: fb.terms]
+        if not top or top[0][1] <= 0:
+            return query
+        scale = fb.weight / top[0][1]
+        terms = query.indices.tolist() + [t for t, _ in top]
+        values = query.values.tolist() + [v * scale for _, v in top]
+        return SparseVector.from_arrays(terms, values)
 
     # --- the whole retrieval ----------------------------------------------------------------
 
@@ -99,7 +137,7 @@ class Retriever:
         timings = {"embed": round((time.perf_counter() - start) * 1000, 2)}
         for path in self.cfg.paths:
             start = time.perf_counter()
-            per_path[path] = self.search_path(path, analysis, limit, qv)
+            per_path[path] = self.search_path(path, analysis, limit, qv, per_path)
             timings[path] = round((time.perf_counter() - start) * 1000, 2)
         fused = rrf(per_path, self.cfg.rrf_k, self.cfg.weights)[:limit]
         start = time.perf_counter()

@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from medgraph.config.models import QdrantLocalConfig, QdrantServerConfig
 from medgraph.embed.base import SparseVector
 from medgraph.schemas import Chunk
 from medgraph.stores.errors import StoreSchemaMismatch, StoreUnavailable
+from medgraph.stores.local_index import LocalVectorIndex
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +77,7 @@ class VectorStore(Protocol):
         self, dense: Dense | None, sparse: SparseVector | None, limit: int, language: LanguageFilter = None
     ) -> list[VectorHit]: ...
     def get_dense(self, chunk_ids: Sequence[str]) -> dict[str, NDArray[np.float32]]: ...
+    def get_sparse(self, chunk_ids: Sequence[str]) -> dict[str, SparseVector]: ...
     def close(self) -> None: ...
 
 
@@ -114,6 +117,11 @@ class QdrantVectorStore:
         self._lock: contextlib.AbstractContextManager[Any] = (
             threading.RLock() if self._is_local else contextlib.nullcontext()
         )
+        # Local mode searches an in-process matrix snapshot (``LocalVectorIndex``), rebuilt on the
+        # first read after a write; ``search_index: False`` sends every search to Qdrant itself.
+        self.search_index = self._is_local
+        self._generation = 0
+        self._index: LocalVectorIndex | None = None
 
     @contextlib.contextmanager
     def _guard(self, op: str) -> Iterator[None]:
@@ -141,6 +149,7 @@ class QdrantVectorStore:
                 _tune_local_persistence(self.client)
                 return
             modifier = models.Modifier.IDF if sparse_idf else None
+            self._generation += 1
             self.client.create_collection(
                 self.collection,
                 vectors_config={DENSE: models.VectorParams(size=dense_dim, distance=models.Distance.COSINE)},
@@ -191,6 +200,7 @@ class QdrantVectorStore:
                 None if sparse is None else sparse[start:stop],
             )
             with self._guard("upsert"):
+                self._generation += 1
                 self.client.upsert(self.collection, points=points, wait=True)
 
     def _points(
@@ -217,6 +227,7 @@ class QdrantVectorStore:
         if doc_ids:
             flt = models.Filter(must=[_match("doc_id", list(doc_ids))])
             with self._guard("delete_documents"):
+                self._generation += 1
                 self.client.delete(
                     self.collection, points_selector=models.FilterSelector(filter=flt), wait=True
                 )
@@ -227,6 +238,7 @@ class QdrantVectorStore:
 
         if chunk_ids:
             with self._guard("delete_chunks"):
+                self._generation += 1
                 self.client.delete(
                     self.collection,
                     points_selector=models.PointIdsList(points=[point_id(c) for c in chunk_ids]),
@@ -247,6 +259,10 @@ class QdrantVectorStore:
             return int(self.client.count(self.collection, count_filter=flt, exact=True).count)
 
     def search_dense(self, vector: Dense, limit: int, language: LanguageFilter = None) -> list[VectorHit]:
+        if self.search_index:
+            with self._guard("search"):
+                index = self._current_index()
+                return self._hits(index, index.search_dense(vector, limit, language))
         query = np.asarray(vector, dtype=np.float32).reshape(-1).tolist()
         return self._query(query=query, using=DENSE, limit=limit, query_filter=_language_filter(language))
 
@@ -255,6 +271,10 @@ class QdrantVectorStore:
     ) -> list[VectorHit]:
         if not len(vector):
             return []
+        if self.search_index:
+            with self._guard("search"):
+                index = self._current_index()
+                return self._hits(index, index.search_sparse(vector, limit, language))
         return self._query(
             query=_to_qdrant_sparse(vector),
             using=SPARSE,
@@ -283,6 +303,9 @@ class QdrantVectorStore:
         if dense is None:
             return self.search_sparse(sparse, limit, language)
         per_list = prefetch_limit or 4 * limit
+        if self.search_index:
+            return _rrf_hits([self.search_dense(dense, per_list, language),
+                              self.search_sparse(sparse, per_list, language)], limit)
         prefetch = [
             models.Prefetch(
                 query=np.asarray(dense, dtype=np.float32).reshape(-1).tolist(),
@@ -303,16 +326,57 @@ class QdrantVectorStore:
         """The stored dense vectors of the given chunks (missing chunks are left out)."""
         if not chunk_ids:
             return {}
+        if self.search_index:
+            with self._guard("retrieve"):
+                return self._current_index().dense_of(list(chunk_ids))
+        out: dict[str, NDArray[np.float32]] = {}
+        for cid, vec in self._stored_vectors(chunk_ids, DENSE).items():
+            out[cid] = np.asarray(vec, dtype=np.float32)
+        return out
+
+    def get_sparse(self, chunk_ids: Sequence[str]) -> dict[str, SparseVector]:
+        """The stored sparse vectors (weights as written, before any IDF) of the given chunks."""
+        if not chunk_ids:
+            return {}
+        if self.search_index:
+            with self._guard("retrieve"):
+                return self._current_index().sparse_of(list(chunk_ids))
+        return {
+            cid: SparseVector.from_arrays(vec.indices, vec.values)
+            for cid, vec in self._stored_vectors(chunk_ids, SPARSE).items()
+        }
+
+    def _stored_vectors(self, chunk_ids: Sequence[str], name: str) -> dict[str, Any]:
         with self._guard("retrieve"):
             points = self.client.retrieve(
-                self.collection, ids=[point_id(c) for c in chunk_ids], with_payload=["chunk_id"], with_vectors=[DENSE]
+                self.collection, ids=[point_id(c) for c in chunk_ids], with_payload=["chunk_id"], with_vectors=[name]
             )
-        out: dict[str, NDArray[np.float32]] = {}
+        out = {}
         for p in points:
-            vec = p.vector.get(DENSE) if isinstance(p.vector, dict) else None
+            vec = p.vector.get(name) if isinstance(p.vector, dict) else None
             if vec is not None:
-                out[str((p.payload or {}).get("chunk_id"))] = np.asarray(vec, dtype=np.float32)
+                out[str((p.payload or {}).get("chunk_id"))] = vec
         return out
+
+    def _current_index(self) -> LocalVectorIndex:
+        """The in-process index, rebuilt when a write happened since it was built (call under the lock)."""
+        if self._index is None or self._index.generation != self._generation:
+            from qdrant_client import models
+
+            started = time.perf_counter()
+            params = self.client.get_collection(self.collection).config.params
+            sparse = (params.sparse_vectors or {}).get(SPARSE)
+            idf = sparse is not None and sparse.modifier == models.Modifier.IDF
+            self._index = LocalVectorIndex.from_collection(
+                self.client, self.collection, DENSE, SPARSE, idf, self._generation
+            )
+            logger.info("search index of %r: %d points in %.2f s", self.collection, len(self._index),
+                        time.perf_counter() - started)
+        return self._index
+
+    @staticmethod
+    def _hits(index: LocalVectorIndex, ranked: list[tuple[int, float]]) -> list[VectorHit]:
+        return [VectorHit(index.chunk_ids[row], score, dict(index.payloads[row])) for row, score in ranked]
 
     def _query(self, **kwargs: Any) -> list[VectorHit]:
         with self._guard("search"):
@@ -331,6 +395,18 @@ class QdrantVectorStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _rrf_hits(lists: list[list[VectorHit]], limit: int, k: int = 2) -> list[VectorHit]:
+    """Qdrant's RRF (``1 / (rank + k - 1)``, rank from 1, k = 2) over hit lists, best first."""
+    scores: dict[str, float] = {}
+    first: dict[str, VectorHit] = {}
+    for hits in lists:
+        for rank, hit in enumerate(hits, 1):
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1.0 / (rank + k - 1)
+            first.setdefault(hit.chunk_id, hit)
+    ranked = sorted(scores, key=lambda cid: -scores[cid])[:limit]
+    return [VectorHit(cid, scores[cid], first[cid].payload) for cid in ranked]
 
 
 def _to_qdrant_sparse(vector: SparseVector) -> Any:

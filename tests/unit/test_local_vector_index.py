@@ -1,0 +1,104 @@
+"""The in-process search index of Qdrant local mode gives Qdrant's own exact results, and stays fresh."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from medgraph.config.models import QdrantLocalConfig
+from medgraph.embed.base import SparseVector
+from medgraph.schemas import Chunk
+from medgraph.stores import make_vector_store
+from medgraph.stores.vector import QdrantVectorStore
+
+N_POINTS, DIM, N_TERMS = 300, 16, 60
+LANGS = ("en", "de", "zh")
+
+
+def _chunk(i: int) -> Chunk:
+    text = f"chunk {i}"
+    return Chunk(f"c{i}", f"d{i // 3}", i % 3, text, ["S"], f"d{i // 3}-p", text, 2, LANGS[i % 3])
+
+
+def _random_sparse(rng: np.random.Generator) -> SparseVector:
+    k = int(rng.integers(1, 8))
+    # a skewed term distribution, so document frequencies (and IDF) differ a lot between terms
+    terms = rng.zipf(1.5, size=k) % N_TERMS
+    return SparseVector.from_arrays(terms, rng.uniform(0.1, 2.0, size=k))
+
+
+@pytest.fixture(params=[True, False], ids=["idf", "raw"])
+def store(request: pytest.FixtureRequest) -> QdrantVectorStore:
+    rng = np.random.default_rng(7)
+    s = make_vector_store(QdrantLocalConfig(path=":memory:", collection="t"))
+    s.ensure_collection(DIM, sparse_idf=request.param)
+    chunks = [_chunk(i) for i in range(N_POINTS)]
+    s.upsert(chunks, rng.normal(size=(N_POINTS, DIM)).astype(np.float32), [_random_sparse(rng) for _ in chunks])
+    yield s
+    s.close()
+
+
+def _both(store: QdrantVectorStore, search: str, *args: object) -> tuple[list, list]:
+    store.search_index = True
+    fast = getattr(store, search)(*args)
+    store.search_index = False
+    exact = getattr(store, search)(*args)
+    store.search_index = True
+    return fast, exact
+
+
+def _assert_same(fast: list, exact: list) -> None:
+    assert fast, "the query should match something"
+    assert [round(h.score, 4) for h in fast] == pytest.approx([round(h.score, 4) for h in exact], abs=2e-4)
+    # same ranking, allowing swaps only between (numerically) tied scores
+    for a, b in zip(fast, exact, strict=True):
+        if a.chunk_id != b.chunk_id:
+            assert a.score == pytest.approx(b.score, abs=2e-4)
+    assert fast[0].payload["chunk_id"] == fast[0].chunk_id and "language" in fast[0].payload
+
+
+@pytest.mark.parametrize("language", [None, "de", ["en", "zh"]])
+def test_dense_and_sparse_match_qdrant(store: QdrantVectorStore, language: object) -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        _assert_same(*_both(store, "search_dense", rng.normal(size=DIM).astype(np.float32), 20, language))
+        query = SparseVector.from_arrays([0, 1, 2, int(rng.integers(3, N_TERMS))], [1.0, 1.0, 0.5, 1.0])
+        fast, exact = _both(store, "search_sparse", query, 25, language)
+        _assert_same(fast, exact)
+        if language is not None:
+            wanted = {language} if isinstance(language, str) else set(language)
+            assert {h.payload["language"] for h in fast} <= wanted
+
+
+def test_hybrid_is_rrf_of_the_two_lists(store: QdrantVectorStore) -> None:
+    rng = np.random.default_rng(3)
+    dense = rng.normal(size=DIM).astype(np.float32)
+    sparse = SparseVector.from_arrays([0, 1, 5], [1.0, 1.0, 1.0])
+    fast, exact = _both(store, "hybrid_search", dense, sparse, 10)
+    assert len(fast) == len(exact) == 10
+    # random weights: no ties, so the fused lists agree point for point
+    assert [(h.chunk_id, round(h.score, 6)) for h in fast] == [(h.chunk_id, round(h.score, 6)) for h in exact]
+
+
+def test_index_follows_writes_and_deletes(store: QdrantVectorStore) -> None:
+    query = SparseVector.from_arrays([N_TERMS + 5], [1.0])  # a term no point has yet
+    assert store.search_sparse(query, 5) == []
+    new = Chunk("new", "dnew", 0, "new", ["S"], "dnew-p", "new", 1, "en")
+    store.upsert([new], np.ones((1, DIM), dtype=np.float32), [SparseVector.from_arrays([N_TERMS + 5], [2.0])])
+    assert [h.chunk_id for h in store.search_sparse(query, 5)] == ["new"]
+    assert store.search_dense(np.ones(DIM, dtype=np.float32), 1)[0].chunk_id == "new"
+    assert set(store.get_sparse(["new"])["new"].as_dict()) == {N_TERMS + 5}
+    store.delete_documents(["dnew"])
+    assert store.search_sparse(query, 5) == []
+    assert "new" not in store.get_dense(["new", "c0"]) and "c0" in store.get_dense(["c0"])
+
+
+def test_get_sparse_returns_the_written_weights(store: QdrantVectorStore) -> None:
+    ids = ["c0", "c1", "c299", "missing"]
+    fast, exact = _both(store, "get_sparse", ids)
+    assert set(fast) == set(exact) == {"c0", "c1", "c299"}
+    for cid in fast:
+        assert fast[cid].as_dict() == pytest.approx(exact[cid].as_dict())
+    dense_fast, dense_exact = _both(store, "get_dense", ids)
+    for cid in dense_exact:
+        np.testing.assert_allclose(dense_fast[cid], dense_exact[cid], atol=1e-5)

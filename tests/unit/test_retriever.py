@@ -1,0 +1,92 @@
+"""The retriever over a tiny indexed corpus: each path, pseudo-relevance feedback, and weighted fusion."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from medgraph.config import load_config
+from medgraph.eval.retrieval import EvalIndex, open_index
+from medgraph.retrieve.retriever import Retriever
+from medgraph.retrieve.types import QueryAnalysis
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+REPO = Path(__file__).resolve().parents[2]
+
+# "warfarin" appears in one document only; its neighbours share "anticoagulant bleeding" with it,
+# so feedback from the warfarin document reaches them although they never say "warfarin".
+CORPUS = [
+    {"doc_id": "warf", "title": "", "language": "en",
+     "text": "Warfarin is an anticoagulant; major bleeding and intracranial haemorrhage are its risks."},
+    {"doc_id": "doac", "title": "", "language": "en",
+     "text": "Direct oral anticoagulant therapy had fewer bleeding events and less intracranial haemorrhage."},
+    {"doc_id": "lead", "title": "", "language": "en",
+     "text": "Blood lead levels in workers of a battery plant exceeded the limits for occupational exposure."},
+    {"doc_id": "fever", "title": "", "language": "en",
+     "text": "Fever after vaccination resolved within two days in most children."},
+]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EvalIndex, object]]:
+    tmp = tmp_path_factory.mktemp("retriever")
+    corpus = tmp / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in CORPUS), encoding="utf-8")
+    sources = json.dumps([{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
+                          {"kind": "mesh_tree", "path": "pkg:mesh_tree_numbers.tsv.gz"}])
+    cfg = load_config(REPO / "configs" / "local.yaml", [
+        "embedding.dense=hashing", f"vocabulary.path={tmp / 'vocab'}", f"vocabulary.sources={sources}",
+        "retrieval.feedback.docs=1", "retrieval.feedback.terms=3", "retrieval.feedback.weight=0.5",
+    ])
+    idx = open_index(corpus, cfg, home=tmp / "home")
+    yield idx, cfg
+    idx.close()
+
+
+def _docs(idx: EvalIndex, cands: list) -> list[str]:
+    return [idx.chunk_doc[c.chunk_id] for c in cands]
+
+
+def test_feedback_expansion_reaches_documents_without_the_query_term(index: tuple[EvalIndex, object]) -> None:
+    idx, cfg = index
+    retriever = Retriever(cfg.retrieval, idx.graph, idx.vectors, idx.embedder)
+    analysis = QueryAnalysis("warfarin", "en")
+    qv = retriever.query_vectors(analysis)
+    sparse = retriever.search_path("sparse", analysis, 10, qv)
+    assert _docs(idx, sparse) == ["warf"]  # only one document has the word
+    expanded = retriever.expand_sparse(qv.sparse, [c.chunk_id for c in sparse])
+    added = expanded.as_dict().keys() - qv.sparse.as_dict().keys()
+    assert len(added) == 3  # feedback.terms
+    assert max(v for t, v in expanded.as_dict().items() if t in added) == pytest.approx(0.5)  # feedback.weight
+    assert all(expanded.as_dict()[t] == pytest.approx(v) for t, v in qv.sparse.as_dict().items())
+    feedback = retriever.search_path("feedback", analysis, 10, qv, {"sparse": sparse})
+    docs = _docs(idx, feedback)
+    assert docs[0] == "warf" and "doac" in docs and "lead" not in docs and "fever" not in docs
+
+
+def test_retrieve_fuses_the_configured_paths_with_their_weights(index: tuple[EvalIndex, object]) -> None:
+    idx, cfg = index
+    rcfg = cfg.retrieval.model_copy(update={
+        "paths": ("dense", "sparse", "feedback"), "weights": {"dense": 0.0, "sparse": 1.0, "feedback": 1.0},
+    })
+    result = Retriever(rcfg, idx.graph, idx.vectors, idx.embedder).retrieve(QueryAnalysis("warfarin bleeding", "en"))
+    assert set(result.per_path) == {"dense", "sparse", "feedback"}
+    assert set(result.paths_used) == {"dense", "sparse", "feedback"}
+    top = result.candidates[0]
+    assert idx.chunk_doc[top.chunk_id] == "warf" and top.chunk is not None
+    assert set(top.path_ranks) >= {"sparse", "feedback"} and set(top.features) >= {"dense", "lexical", "rrf"}
+    # dense has weight 0: a chunk only the dense path found scores nothing
+    dense_only = {c.chunk_id for c in result.per_path["dense"]} - {
+        c.chunk_id for p in ("sparse", "feedback") for c in result.per_path[p]}
+    for cand in result.candidates:
+        if cand.chunk_id in dense_only:
+            assert cand.score == 0.0
+
+
+def test_unknown_path_is_an_error(index: tuple[EvalIndex, object]) -> None:
+    idx, cfg = index
+    with pytest.raises(ValueError, match="unknown retrieval path"):
+        Retriever(cfg.retrieval, idx.graph, idx.vectors, idx.embedder).search_path("bogus", QueryAnalysis("x", "en"), 5)
