@@ -18,18 +18,21 @@ from ray import serve
 from ray.serve.deployment import Application
 
 from medgraph.config import MedGraphConfig, load_config
-from medgraph.config.models import DeploymentConfig
+from medgraph.config.models import DeploymentConfig, ServeConfig
 from serve.api import Ingress
 from serve.services import AnalyzerService, AnswererService, RerankerService, RetrieverService
 
 log = logging.getLogger(__name__)
 
 
-def _options(name: str, d: DeploymentConfig, single_owner: bool = False) -> dict[str, Any]:
+def _options(name: str, d: DeploymentConfig, s: ServeConfig, single_owner: bool = False) -> dict[str, Any]:
     actor: dict[str, Any] = {"num_cpus": d.num_cpus}
     if d.num_gpus:
         actor["num_gpus"] = d.num_gpus
-    opts: dict[str, Any] = {"name": name, "ray_actor_options": actor, "max_ongoing_requests": d.max_ongoing_requests}
+    opts: dict[str, Any] = {
+        "name": name, "ray_actor_options": actor, "max_ongoing_requests": d.max_ongoing_requests,
+        "logging_config": {"enable_access_log": s.access_log, "log_level": s.log_level},
+    }
     if single_owner:
         if d.num_replicas != 1 or d.autoscaling:
             log.warning("embedded stores have one owner process: running %s with 1 replica", name)
@@ -43,12 +46,12 @@ def _options(name: str, d: DeploymentConfig, single_owner: bool = False) -> dict
 
 def build(cfg: MedGraphConfig) -> Application:
     s = cfg.serve
-    analyzer = serve.deployment(AnalyzerService).options(**_options("analyzer", s.analyzer)).bind(cfg)
+    analyzer = serve.deployment(AnalyzerService).options(**_options("analyzer", s.analyzer, s)).bind(cfg)
     retriever = serve.deployment(RetrieverService).options(
-        **_options("retriever", s.retriever, single_owner=cfg.stores.embedded)).bind(cfg)
-    reranker = serve.deployment(RerankerService).options(**_options("reranker", s.reranker)).bind(cfg)
-    answerer = serve.deployment(AnswererService).options(**_options("answerer", s.answerer)).bind(cfg)
-    ingress = serve.deployment(Ingress).options(**_options("ingress", s.ingress))
+        **_options("retriever", s.retriever, s, single_owner=cfg.stores.embedded)).bind(cfg)
+    reranker = serve.deployment(RerankerService).options(**_options("reranker", s.reranker, s)).bind(cfg)
+    answerer = serve.deployment(AnswererService).options(**_options("answerer", s.answerer, s)).bind(cfg)
+    ingress = serve.deployment(Ingress).options(**_options("ingress", s.ingress, s))
     return ingress.bind(cfg.serve, analyzer, retriever, reranker, answerer)
 
 

@@ -174,6 +174,10 @@ class ServeConfig(_Model):
     port: int = 8000
     request_timeout_s: float = Field(default=30.0, gt=0)
     store_timeout_s: float = Field(default=5.0, gt=0)  # readiness / store calls answer 503 after this
+    # Serve's per-call access log lines (one per deployment call: five per question). Off by
+    # default: on a small machine writing and shipping them costs more CPU than answering.
+    access_log: bool = False
+    log_level: str = "INFO"
     ingress: DeploymentConfig = DeploymentConfig()
     analyzer: DeploymentConfig = DeploymentConfig()
     retriever: DeploymentConfig = DeploymentConfig()
