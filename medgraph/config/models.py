@@ -56,6 +56,64 @@ class PipelineConfig(_Model):
 # --- Stages --------------------------------------------------------------------------------
 
 
+ParseEngine = Literal["text_layer", "docling", "mineru"]
+OcrEngineName = Literal["tesseract", "paddleocr"]
+_TESSERACT: OcrEngineName = "tesseract"
+_TEXT_LAYER: ParseEngine = "text_layer"
+
+
+class OcrConfig(_Model):
+    """Pages without a usable text layer: which OCR engine, at what resolution, within what limits.
+
+    ``engines`` and ``languages`` are keyed by document language (``en`` / ``de`` / ``zh``) with a
+    ``default`` entry; ``languages`` maps to the engine's own codes (Tesseract: ``eng``, ``deu``,
+    ``chi_sim``; ``+`` joins models). ``pool`` sizes the Ray Data OCR stage of the corpus build.
+    """
+
+    engines: dict[str, OcrEngineName] = Field(default_factory=lambda: {"default": _TESSERACT})
+    languages: dict[str, str] = Field(
+        default_factory=lambda: {"en": "eng", "de": "deu", "zh": "chi_sim+eng", "default": "eng+deu"}
+    )
+    dpi: int = Field(default=300, ge=72, le=600)
+    min_chars: int = Field(default=20, ge=0)  # a page with fewer text-layer characters (and an image) is OCR'd
+    max_garbled: float = Field(default=0.3, ge=0.0, le=1.0)  # share of unmappable glyphs that makes a layer unusable
+    page_timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: float = Field(default=1800.0, gt=0)  # all OCR of one document
+    cache_dir: str | None = None  # OCR results by (file hash, page, settings); None: no cache
+    model_dir: str | None = None  # PaddleOCR: a directory with det/ and rec/ model folders
+    device: str = "cpu"
+    pool: StageResources = StageResources(num_cpus=0.1, min_actors=1, max_actors=1, batch_size=1)
+
+
+class ParseConfig(_Model):
+    """Document parsing (see medgraph/ingest/pdf.py): engine per language, per-document limits, OCR.
+
+    ``engines``: ``text_layer`` (offline tier: pypdfium2 text layer with layout analysis) or the
+    model tier, ``docling`` (layout + table models) or ``mineru``; keyed by the language detected
+    from the text layer, ``default`` for the rest. ``timeout_s`` / ``memory_mb`` bound the isolated
+    process that parses one document; a document over a limit fails alone.
+    """
+
+    engines: dict[str, ParseEngine] = Field(default_factory=lambda: {"default": _TEXT_LAYER})
+    model_dir: str | None = None  # model tier: local weights (Docling artifacts_path / MinerU models)
+    device: str = "cpu"
+    timeout_s: float = Field(default=300.0, gt=0)
+    memory_mb: int = Field(default=3072, ge=256)
+    isolate: bool = True  # parse in a separate process (the corpus build); False: in-process
+    ocr: OcrConfig = OcrConfig()
+
+    @model_validator(mode="after")
+    def _defaults(self) -> ParseConfig:
+        for name, table in (("engines", self.engines), ("ocr.engines", self.ocr.engines),
+                            ("ocr.languages", self.ocr.languages)):
+            if "default" not in table:
+                raise ValueError(f"parse.{name} needs a 'default' entry")
+        return self
+
+    def engine_for(self, language: str) -> ParseEngine:
+        return self.engines.get(language, self.engines["default"])
+
+
 class VocabularySource(_Model):
     """One input of the vocabulary build.
 
@@ -235,6 +293,7 @@ class StoresConfig(_Model):
 class MedGraphConfig(_Model):
     ray: RayConfig = RayConfig()
     pipeline: PipelineConfig = PipelineConfig()
+    parse: ParseConfig = ParseConfig()
     vocabulary: VocabularyConfig = VocabularyConfig()
     chunking: ChunkingConfig = ChunkingConfig()
     normalise: NormaliseConfig = NormaliseConfig()
