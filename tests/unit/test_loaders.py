@@ -4,7 +4,6 @@ import json
 import shutil
 
 from medgraph.ingest.loaders import expand_inputs, load_shard, parse_plain_text, plan_shards
-from medgraph.ingest.pdf import pages_to_sections
 from medgraph.schemas import Document, Failure
 
 
@@ -74,27 +73,6 @@ def test_corrupt_and_empty_pdfs_fail_alone(tmp_path, shared_data):
     assert len(docs) == 1 and docs[0].metadata["pages"] == 44
     assert {f.source.rsplit("/", 1)[-1] for f in failures} == {"corrupt.pdf", "empty.pdf"}
     assert all("PDF" in f.reason for f in failures)
-
-
-def test_pdf_sections_pages_and_running_headers(shared_data):
-    from medgraph.ingest.pdf import load_pdf
-
-    doc = load_pdf(shared_data / "pdfs" / "cdc_guide_infection_prevention_outpatient_2016.pdf")
-    titles = {s.title for s in doc.sections}
-    assert {"Introduction", "Objectives", "References"} <= titles
-    assert not any("Version 2.3 - September 2016" in s.text for s in doc.sections)  # running footer removed
-    intro = next(s for s in doc.sections if s.title == "Introduction")
-    assert intro.page is not None and 3 <= intro.page <= 6
-
-
-def test_pdf_heuristics_on_synthetic_pages():
-    words = ["infection", "influenza", "measles", "rubella"]
-    pages = [f"Report header\n{i}\nSECTION {'ABCD'[i - 1]}\nThe {words[i - 1][:4]}-\n{words[i - 1][4:]} rate fell.\n"
-             for i in range(1, 5)]
-    sections = pages_to_sections(pages)
-    assert [(s.title, s.page) for s in sections] == [("Section A", 1), ("Section B", 2), ("Section C", 3), ("Section D", 4)]
-    assert sections[0].text == "The infection rate fell."
-    assert all("Report header" not in s.text for s in sections)
 
 
 def test_numbered_headings_in_plain_text():
