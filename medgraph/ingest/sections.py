@@ -43,6 +43,8 @@ def is_heading_candidate(block: Block, body: float, body_font: str = "") -> bool
         return False
     if " " not in text and text.isupper() and len(text) <= 5:
         return False  # a bare acronym: a definition list's term, not a heading
+    if block.source != "text":  # OCR: sizes are estimated from word boxes (±10%), so ask for more
+        return block.size >= 1.25 * body
     if block.size >= body + max(1.0, 0.1 * body):
         return True
     if block.bold and block.size >= 0.75 * body:
