@@ -9,7 +9,7 @@ export MEDGRAPH_HOME ?= .medgraph
 export RAY_AUTH_MODE ?= disabled
 export RAY_USAGE_STATS_ENABLED ?= 0
 
-.PHONY: install install-test demo serve test test-unit lint vocab clean neo4j-start neo4j-stop
+.PHONY: install install-test system-deps demo serve test test-unit lint vocab clean neo4j-start neo4j-stop
 
 TEST_STAMP := $(VENV)/.installed-test-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
@@ -19,13 +19,36 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	@rm -f $(VENV)/.installed-[0-9]* && touch $@
 
-# the tests also exercise the model tier with tiny local models: torch + transformers (~3 GB, once)
+# the tests also exercise the model tier with tiny local models: torch + transformers (~3 GB, once),
+# and the Docling converter with Docling's document model (the parse extra: docling-core, no models)
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e ".[dev,ml-test]"
+	$(PY) -m pip install --quiet -e ".[dev,ml-test,parse]"
 	@rm -f $(VENV)/.installed-test-* && touch $@
 
-install: $(STAMP)
-install-test: $(TEST_STAMP)
+install: $(STAMP) system-deps
+install-test: $(TEST_STAMP) system-deps
+
+# Debian packages of the OCR stage: Tesseract 5 with English, German and simplified Chinese models,
+# and a CJK font for the Chinese OCR test samples. Idempotent: nothing happens when they are there.
+# Without apt-get (or root / passwordless sudo) it says what is missing and goes on (the OCR tests
+# then skip), except with MEDGRAPH_REQUIRE_SHARED=1 (.ci/run), where a missing package is an error.
+DEB_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-chi-sim fonts-wqy-microhei
+CJK_FONT     := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+
+system-deps:
+	@have() { command -v tesseract >/dev/null 2>&1 && [ -f $(CJK_FONT) ] || return 1; \
+	  langs=$$(tesseract --list-langs 2>/dev/null); \
+	  for l in eng deu chi_sim; do echo "$$langs" | grep -qx "$$l" || return 1; done; }; \
+	have && exit 0; \
+	if command -v apt-get >/dev/null 2>&1; then \
+	  sudo=""; [ "$$(id -u)" -eq 0 ] || sudo="sudo -n"; \
+	  echo "system-deps: installing $(DEB_PACKAGES)"; \
+	  { $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq \
+	      --no-install-recommends $(DEB_PACKAGES); } >/dev/null 2>&1 && have && exit 0; \
+	  msg="apt-get install $(DEB_PACKAGES) failed (it needs root or passwordless sudo and a Debian mirror)"; \
+	else msg="apt-get not found: install Tesseract 5 with eng, deu and chi_sim data and $(CJK_FONT) by hand"; fi; \
+	if [ "$${MEDGRAPH_REQUIRE_SHARED:-0}" = 1 ]; then echo "system-deps: $$msg" >&2; exit 1; fi; \
+	echo "system-deps: $$msg; OCR of scanned pages and its tests are unavailable"
 
 QUESTION ?= What are the minimum expectations for hand hygiene in outpatient settings?
 
