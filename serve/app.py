@@ -5,8 +5,14 @@
 
 ``args`` of the Serve config: ``config`` (path to a MedGraph config, default configs/local.yaml)
 and ``set`` (a list of ``a.b=c`` overrides). Replicas and resources of each deployment come from
-the ``serve:`` section of that config. With embedded stores the retriever is the single owner
-of the store files, so it is forced to one replica.
+the ``serve:`` section of that config; each LLM engine of ``tiers.engines`` that a tier (or the
+LLM router) uses is one more deployment, ``llm-<engine>``, sized by its ``deployment:`` block. A
+``vllm`` engine adds its ``LLMServer`` deployment (GPU, autoscaled) behind a one-replica
+``llm-<engine>`` gate that sleeps and wakes it. With embedded stores the retriever is the single
+owner of the store files, so it is forced to one replica.
+
+``deployment_names(cfg)`` lists the deployments ``build(cfg)`` creates (without Ray or vLLM), so
+the cluster manifests can be checked against the code (tests/unit/test_cluster_configs.py).
 """
 
 from __future__ import annotations
@@ -18,9 +24,11 @@ from ray import serve
 from ray.serve.deployment import Application
 
 from medgraph.config import MedGraphConfig, load_config
+from medgraph.config.llm import EngineConfig
 from medgraph.config.models import DeploymentConfig, ServeConfig
 from serve.api import Ingress
-from serve.services import AnalyzerService, AnswererService, RerankerService, RetrieverService
+from serve.services import AnalyzerService, RerankerService, RetrieverService, RouterService
+from serve.tiers import TierService
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +52,63 @@ def _options(name: str, d: DeploymentConfig, s: ServeConfig, single_owner: bool 
     return opts
 
 
+def tier_options(name: str, e: EngineConfig, s: ServeConfig) -> dict[str, Any]:
+    """Serve options of engine ``name``'s deployment (``llm-<name>``)."""
+    d = e.deployment
+    actor: dict[str, Any] = {"num_cpus": d.num_cpus}
+    opts: dict[str, Any] = {
+        "name": f"llm-{name}", "ray_actor_options": actor, "max_ongoing_requests": d.max_ongoing_requests,
+        "logging_config": {"enable_access_log": s.access_log, "log_level": s.log_level},
+    }
+    if e.kind == "vllm":  # a light gate: the GPUs, replicas and autoscaling belong to its LLMServer
+        actor["num_cpus"] = min(d.num_cpus, 0.25)
+        opts["num_replicas"] = 1
+        opts["max_ongoing_requests"] = max(d.max_ongoing_requests * 8, 64)
+        return opts
+    if d.num_gpus:
+        actor["num_gpus"] = d.num_gpus
+    if d.autoscaling is not None:
+        opts["autoscaling_config"] = d.autoscaling.serve_options()
+    else:
+        opts["num_replicas"] = d.num_replicas
+    return opts
+
+
+def deployed_engines(cfg: MedGraphConfig) -> dict[str, EngineConfig]:
+    """Engines that get a deployment: those a tier maps to, and the LLM router's."""
+    engines = cfg.tiers.used_engines()
+    if cfg.router.kind == "llm" and cfg.router.engine:
+        engines.setdefault(cfg.router.engine, cfg.tiers.engines[cfg.router.engine])
+    return engines
+
+
+def deployment_names(cfg: MedGraphConfig) -> list[str]:
+    names = ["ingress", "analyzer", "retriever", "reranker", "router"]
+    for name, e in deployed_engines(cfg).items():
+        names.append(f"llm-{name}")
+        if e.kind == "vllm":
+            names.append(f"vllm-{name}")  # prefix of its LLMServer deployment's name
+    return names
+
+
 def build(cfg: MedGraphConfig) -> Application:
     s = cfg.serve
     analyzer = serve.deployment(AnalyzerService).options(**_options("analyzer", s.analyzer, s)).bind(cfg)
     retriever = serve.deployment(RetrieverService).options(
         **_options("retriever", s.retriever, s, single_owner=cfg.stores.embedded)).bind(cfg)
     reranker = serve.deployment(RerankerService).options(**_options("reranker", s.reranker, s)).bind(cfg)
-    answerer = serve.deployment(AnswererService).options(**_options("answerer", s.answerer, s)).bind(cfg)
+    engines: dict[str, Any] = {}
+    for name, e in deployed_engines(cfg).items():
+        server = None
+        if e.kind == "vllm":
+            from serve.vllm_engine import build_llm_server
+
+            server = build_llm_server(e, name)  # type: ignore[arg-type]
+        engines[name] = serve.deployment(TierService).options(**tier_options(name, e, s)).bind(cfg, name, server)
+    classifier = engines.get(cfg.router.engine) if cfg.router.kind == "llm" and cfg.router.engine else None
+    router = serve.deployment(RouterService).options(**_options("router", s.router, s)).bind(cfg, classifier)
     ingress = serve.deployment(Ingress).options(**_options("ingress", s.ingress, s))
-    return ingress.bind(cfg.serve, analyzer, retriever, reranker, answerer)
+    return ingress.bind(cfg.serve, cfg.tiers, analyzer, retriever, reranker, router, engines)
 
 
 def build_app(args: dict[str, Any]) -> Application:

@@ -8,17 +8,22 @@ them directly. Inputs and outputs are the records of ``medgraph.retrieve`` and
 - ``RetrieverService``: owns the stores (with embedded stores: the single owner process), the
   query embedder and the PPR index; retrieval, entity neighbourhoods, readiness.
 - ``RerankerService``: calibrated relevance of each candidate.
-- ``AnswererService``: the generator (extractive composer in the offline tier).
+- ``RouterService``: the tier of each question (``medgraph.route``: rules, or an LLM classifier
+  calling one engine's ``TierService.chat``, falling back to the rules).
+- ``AnswererService``: the extractive composer in-process (used by tests that run the query path
+  without Serve); the Serve app answers through the per-engine ``TierService`` (serve/tiers.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 from medgraph.config import MedGraphConfig
 from medgraph.generate.base import Answer
 from medgraph.retrieve.types import Candidate, QueryAnalysis
+from medgraph.route.types import RouteDecision
 
 log = logging.getLogger(__name__)
 
@@ -92,3 +97,32 @@ class AnswererService:
 
     def answer(self, question: str, analysis: QueryAnalysis, ranked: list[Candidate]) -> Answer:
         return self.generator.generate(question, analysis, ranked[: self.top_k])
+
+
+class RouterService:
+    """Routes a question to a tier. ``classifier``: the handle of the engine the LLM router uses."""
+
+    def __init__(self, cfg: MedGraphConfig, classifier: Any = None) -> None:
+        from medgraph.route import RuleRouter
+        from medgraph.route.llm import LLMRouter
+
+        r = cfg.router
+        self.rules = RuleRouter(r.small_max, r.medium_max)
+        self.llm = LLMRouter(None, r.small_max, r.medium_max) if r.kind == "llm" else None
+        self.classifier = classifier
+        self.timeout_s = cfg.serve.request_timeout_s / 2
+
+    async def route(self, analysis: QueryAnalysis, tier: str | None = None) -> RouteDecision:
+        if tier is not None:  # the caller chose the tier: keep the rules' explanation, mark it forced
+            decision = self.rules.route(analysis)
+            return RouteDecision(**{**decision.__dict__, "tier": tier, "method": "forced"})
+        if self.llm is None or self.classifier is None:
+            return self.rules.route(analysis)
+        try:
+            from medgraph.route.llm import PARAMS
+
+            raw = await asyncio.wait_for(self.classifier.chat.remote(self.llm.messages(analysis), PARAMS),
+                                         self.timeout_s)
+        except Exception as exc:  # noqa: BLE001 - an unavailable classifier falls back to the rules
+            return self.llm.decide(analysis, None, f"{type(exc).__name__}: {exc}")
+        return self.llm.decide(analysis, str(raw))

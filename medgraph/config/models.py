@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from medgraph.config.llm import RouterConfig, TiersConfig
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -231,6 +233,9 @@ class ServeConfig(_Model):
     host: str = "127.0.0.1"
     port: int = 8000
     request_timeout_s: float = Field(default=30.0, gt=0)
+    # an answer from an LLM tier (generation, plus a wake when the tier sleeps: tiers.wake_timeout_s)
+    answer_timeout_s: float = Field(default=120.0, gt=0)
+    tier_admin: bool = True  # POST /tiers/{engine}/sleep and /wake (operators, benchmarks)
     store_timeout_s: float = Field(default=5.0, gt=0)  # readiness / store calls answer 503 after this
     # Serve's per-call access log lines (one per deployment call: five per question). Off by
     # default: on a small machine writing and shipping them costs more CPU than answering.
@@ -240,7 +245,7 @@ class ServeConfig(_Model):
     analyzer: DeploymentConfig = DeploymentConfig()
     retriever: DeploymentConfig = DeploymentConfig()
     reranker: DeploymentConfig = DeploymentConfig()
-    answerer: DeploymentConfig = DeploymentConfig()
+    router: DeploymentConfig = DeploymentConfig(num_cpus=0.05)  # routing rules; LLM tiers: tiers.engines.*.deployment
 
 
 class EmbeddedGraphStoreConfig(_Model):
@@ -305,3 +310,11 @@ class MedGraphConfig(_Model):
     answer: AnswerConfig = AnswerConfig()
     serve: ServeConfig = ServeConfig()
     stores: StoresConfig = StoresConfig()
+    router: RouterConfig = RouterConfig()  # medgraph/config/llm.py
+    tiers: TiersConfig = TiersConfig()
+
+    @model_validator(mode="after")
+    def _router_engine(self) -> MedGraphConfig:
+        if self.router.engine is not None and self.router.engine not in self.tiers.engines:
+            raise ValueError(f"router.engine {self.router.engine!r} is not in tiers.engines {sorted(self.tiers.engines)}")
+        return self

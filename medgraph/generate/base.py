@@ -56,6 +56,8 @@ class Answer:
     model_used: str = ""
     disclaimer: str = ""
     sentences: list[tuple[str, int]] = field(default_factory=list)  # (sentence, citation number)
+    # generated answers: sentences kept with their own citation, repaired, dropped; markers removed
+    grounding: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
