@@ -40,14 +40,18 @@ class LocalVectorIndex:
     languages: NDArray[np.str_]
     dense: NDArray[np.float32] | None  # (n, dim), rows L2-normalised; zero rows for points without one
     has_dense: NDArray[np.bool_]
-    sparse: sps.csc_matrix  # (n, n_terms), column j = term terms[j]
+    sparse: sps.csc_matrix  # (n, n_terms), column j = term terms[j]; a CSR copy serves row reads
     columns: dict[int, int]  # term index -> column
     idf: NDArray[np.float32] | None  # per column, when the collection applies IDF
     generation: int = 0
     _row: dict[str, int] = field(default_factory=dict)
+    _rows: sps.csr_matrix | None = None
+    _terms: NDArray[np.int64] | None = None
 
     def __post_init__(self) -> None:
         self._row = {cid: i for i, cid in enumerate(self.chunk_ids)}
+        self._rows = self.sparse.tocsr()
+        self._terms = np.fromiter(self.columns.keys(), dtype=np.int64, count=len(self.columns))
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
@@ -186,11 +190,11 @@ class LocalVectorIndex:
         rows = [(cid, self._row[cid]) for cid in chunk_ids if cid in self._row]
         if not rows:
             return {}
-        terms = np.fromiter(self.columns.keys(), dtype=np.int64, count=len(self.columns))
-        by_row = self.sparse[[r for _, r in rows]].tocsr()
+        assert self._rows is not None and self._terms is not None
         out = {}
-        for k, (cid, _) in enumerate(rows):
-            start, stop = by_row.indptr[k], by_row.indptr[k + 1]
+        for cid, row in rows:
+            start, stop = self._rows.indptr[row], self._rows.indptr[row + 1]
             if stop > start:
-                out[cid] = SparseVector.from_arrays(terms[by_row.indices[start:stop]], by_row.data[start:stop])
+                cols = self._rows.indices[start:stop]
+                out[cid] = SparseVector.from_arrays(self._terms[cols], self._rows.data[start:stop])
         return out
