@@ -92,7 +92,8 @@ class LlamaCppEngineConfig(GenerativeEngineBase):
     n_threads: int | None = Field(default=None, ge=1)
     n_batch: int = Field(default=256, ge=8)
     seed: int = 0
-    chat_format: str | None = None  # None: the chat template stored in the GGUF
+    chat_format: str | None = None  # None: the chat template stored in the GGUF; e.g. "gemma", "chatml"
+    merge_system: bool = False  # for chat formats without a system role (gemma): instructions open the user turn
     use_mmap: bool = True
 
 

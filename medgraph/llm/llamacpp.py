@@ -44,6 +44,17 @@ def resolve_model_path(spec: str) -> Path:
     return path
 
 
+def merge_system(messages: list[Message]) -> list[Message]:
+    """Fold system messages into the first user message (for chat formats without a system role)."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    if system and rest and rest[0]["role"] == "user":
+        rest[0]["content"] = f"{system}\n\n{rest[0]['content']}"
+    elif system:
+        rest.insert(0, {"role": "user", "content": system})
+    return rest
+
+
 class LlamaCppModel:
     def __init__(self, cfg: LlamaCppEngineConfig, name: str = "llamacpp") -> None:
         self.cfg = cfg
@@ -94,6 +105,8 @@ class LlamaCppModel:
         return self._llm
 
     def _kwargs(self, messages: list[Message], params: ChatParams, stream: bool) -> dict[str, Any]:
+        if self.cfg.merge_system:
+            messages = merge_system(messages)
         return {"messages": messages, "max_tokens": params.max_tokens, "temperature": params.temperature,
                 "stop": list(params.stop) or None, "seed": params.seed, "stream": stream}
 

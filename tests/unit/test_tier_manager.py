@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from medgraph.generate.engines import ExtractiveEngine
 from medgraph.config.models import AnswerConfig
+from medgraph.generate.engines import ExtractiveEngine
 from serve.tiers import TierManager, TierUnavailable, iterate_in_thread
 
 

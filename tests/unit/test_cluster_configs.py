@@ -1,0 +1,153 @@
+"""Cluster configs stay consistent with the code and with configs/: KubeRay manifests, the Ray
+cluster launcher YAML, the Serve config files and the tier deployments the app builder creates."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from medgraph.config import load_config
+from serve.app import build, deployed_engines, deployment_names, tier_options
+
+REPO = Path(__file__).resolve().parents[2]
+KUBERAY = REPO / "cluster" / "kuberay"
+SERVE_CONFIGS = sorted((REPO / "configs" / "serve").glob("*.yaml"))
+# GKE accelerator label of each Ray accelerator type used by configs/cluster.yaml
+GKE_ACCELERATOR = {"L4": "nvidia-l4", "A100": "nvidia-tesla-a100", "H100": "nvidia-h100-80gb", "A10G": "nvidia-a10g"}
+
+
+def _yaml(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _medgraph_config(app: dict):
+    args = app.get("args", {})
+    return load_config(REPO / args.get("config", "configs/local.yaml"), args.get("set", []))
+
+
+def _gpu_groups(cluster_spec: dict) -> dict[str, int]:
+    """accelerator type -> GPUs per node, from the worker groups' node selectors."""
+    by_label = {v: k for k, v in GKE_ACCELERATOR.items()}
+    out = {}
+    for group in cluster_spec["workerGroupSpecs"]:
+        spec = group["template"]["spec"]
+        label = spec.get("nodeSelector", {}).get("cloud.google.com/gke-accelerator")
+        gpus = int(spec["containers"][0]["resources"]["limits"].get("nvidia.com/gpu", 0))
+        if label:
+            assert gpus > 0, f"group {group['groupName']} selects GPU nodes but requests no GPU"
+            out[by_label[label]] = gpus
+    return out
+
+
+def _needed_gpus(cfg) -> dict[str, int]:
+    """accelerator type -> GPUs one replica of each vllm engine needs on one node (PACK placement)."""
+    need: dict[str, int] = {}
+    for engine in deployed_engines(cfg).values():
+        if engine.kind == "vllm":
+            gpus = math.ceil(engine.deployment.num_gpus * engine.tensor_parallel_size)
+            need[engine.accelerator_type] = max(need.get(engine.accelerator_type, 0), gpus)
+    return need
+
+
+def test_manifests_parse_and_have_the_expected_kinds():
+    kinds = {p.name: _yaml(p)["kind"] for p in KUBERAY.glob("*.yaml")}
+    assert kinds == {"raycluster.yaml": "RayCluster", "rayservice.yaml": "RayService", "rayjob.yaml": "RayJob"}
+    for p in KUBERAY.glob("*.yaml"):
+        assert _yaml(p)["apiVersion"] == "ray.io/v1"
+
+
+def test_rayservice_serves_the_repository_serve_config():
+    service = _yaml(KUBERAY / "rayservice.yaml")
+    embedded = yaml.safe_load(service["spec"]["serveConfigV2"])
+    assert embedded == _yaml(REPO / "configs" / "serve" / "cluster.yaml")
+
+
+@pytest.mark.parametrize("path", SERVE_CONFIGS, ids=lambda p: p.name)
+def test_serve_configs_reference_code_and_configs_that_exist(path):
+    config = _yaml(path)
+    for app in config["applications"]:
+        module, _, attr = app["import_path"].partition(":")
+        assert callable(getattr(importlib.import_module(module), attr))
+        cfg = _medgraph_config(app)  # the MedGraph config and overrides validate
+        names = deployment_names(cfg)
+        assert len(names) == len(set(names)) and "ingress" in names and "router" in names
+        for tier in ("small", "medium", "large"):
+            assert f"llm-{cfg.tiers.engine_for(tier)}" in names
+        for override in app.get("deployments", []):  # per-deployment overrides name real deployments
+            assert override["name"] in names
+
+
+def test_the_app_builder_creates_exactly_the_planned_deployments():
+    from ray.serve._private.build_app import build_app
+
+    cfg = load_config(REPO / "configs" / "local.yaml", ["tiers.medium=gemma", "tiers.large=gemma"])
+    built = build_app(build(cfg), name="medgraph")
+    assert sorted(d.name for d in built.deployments) == sorted(deployment_names(cfg))
+    gemma = next(d for d in built.deployments if d.name == "llm-gemma")
+    assert gemma.ray_actor_options["num_cpus"] == cfg.tiers.engines["gemma"].deployment.num_cpus
+
+
+def test_tier_deployment_options_carry_autoscaling_and_resources():
+    cfg = load_config(REPO / "configs" / "local.yaml", [
+        "tiers.engines.gemma.deployment.autoscaling.min_replicas=0",
+        "tiers.engines.gemma.deployment.autoscaling.max_replicas=3",
+        "tiers.engines.gemma.deployment.autoscaling.target_ongoing_requests=2",
+        "tiers.engines.gemma.deployment.num_cpus=1.5"])
+    opts = tier_options("gemma", cfg.tiers.engines["gemma"], cfg.serve)
+    assert opts["name"] == "llm-gemma" and opts["ray_actor_options"] == {"num_cpus": 1.5}
+    assert opts["autoscaling_config"] == {"min_replicas": 0, "max_replicas": 3, "target_ongoing_requests": 2.0}
+    assert "num_replicas" not in opts
+    cluster = load_config(REPO / "configs" / "cluster.yaml")
+    gate = tier_options("large", cluster.tiers.engines["large"], cluster.serve)
+    assert gate["num_replicas"] == 1 and "num_gpus" not in gate["ray_actor_options"]  # GPUs: its LLMServer
+
+
+def test_kuberay_gpu_groups_provide_the_tiers_gpu_types():
+    cfg = _medgraph_config(_yaml(REPO / "configs" / "serve" / "cluster.yaml")["applications"][0])
+    need = _needed_gpus(cfg)
+    assert need, "the cluster config runs vLLM tiers"
+    for manifest, spec in [("raycluster.yaml", lambda d: d["spec"]), ("rayservice.yaml", lambda d: d["spec"]["rayClusterConfig"])]:
+        have = _gpu_groups(spec(_yaml(KUBERAY / manifest)))
+        for accel, gpus in need.items():
+            assert have.get(accel, 0) >= gpus, f"{manifest}: no {accel} group with {gpus} GPU(s) per node"
+
+
+def test_launcher_node_types_provide_the_tiers_gpu_types():
+    launcher = _yaml(REPO / "cluster" / "ray-cluster.yaml")
+    types = launcher["available_node_types"]
+    assert launcher["head_node_type"] in types
+    cfg = _medgraph_config(_yaml(REPO / "configs" / "serve" / "cluster.yaml")["applications"][0])
+    for accel, gpus in _needed_gpus(cfg).items():
+        assert any(t["resources"].get(f"accelerator_type:{accel}") and t["resources"].get("GPU", 0) >= gpus
+                   for t in types.values()), f"no node type with {gpus} x {accel}"
+
+
+def test_rayjob_runs_the_corpus_build_on_the_batch_cluster():
+    job = _yaml(KUBERAY / "rayjob.yaml")
+    cluster = _yaml(KUBERAY / "raycluster.yaml")
+    assert job["spec"]["clusterSelector"]["ray.io/cluster"] == cluster["metadata"]["name"]
+    argv = shlex.split(job["spec"]["entrypoint"])
+    assert argv[:2] == ["python", "-m"]
+    module = importlib.import_module(argv[2])
+    assert callable(module.main)
+    config = argv[argv.index("--config") + 1]
+    assert (REPO / config).is_file()
+    load_config(REPO / config)
+
+
+def test_images_are_built_by_the_dockerfile():
+    dockerfile = (REPO / "cluster" / "Dockerfile").read_text()
+    version = re.search(r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
+    targets = set(re.findall(r"^FROM \S+ AS (\w+)$", dockerfile, re.M))
+    assert targets == {"cpu", "gpu"}
+    images = set(re.findall(r"image: (\S+)", "\n".join(p.read_text() for p in KUBERAY.glob("*.yaml"))))
+    images.add(_yaml(REPO / "cluster" / "ray-cluster.yaml")["docker"]["image"])
+    assert images == {f"medgraph/medgraph:{version}", f"medgraph/medgraph:{version}-gpu"}
+    for image in images:
+        assert f"-t {image} ." in dockerfile
