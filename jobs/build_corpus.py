@@ -1,4 +1,4 @@
-"""Corpus build job: files → chunks → normalise → NER → link → embed → graph + vector stores.
+"""Corpus build job: files → parse → OCR → chunks → normalise → NER → link → embed → graph + vector stores.
 
     python -m jobs.build_corpus --config configs/local.yaml --input data/demo [--set a.b=c ...]
     ray job submit --working-dir . -- python -m jobs.build_corpus --config configs/cluster.yaml --input ...
@@ -49,17 +49,26 @@ def _pool(res: StageResources) -> dict[str, Any]:
     return pool
 
 
-def build_dataset(cfg: MedGraphConfig, shards: list[Any], complete: dict[str, str]) -> Any:
+def parsed_dataset(cfg: MedGraphConfig, shards: list[Any], complete: dict[str, str]) -> Any:
+    """Shards → parse (the ``load`` pool) → OCR + chunk (the ``parse.ocr.pool``): chunk rows."""
     import ray
 
-    from jobs.stages import Embed, Extract, LoadAndChunk
+    from jobs.stages import OcrAndChunk, Parse
 
-    p = cfg.pipeline
     items = [{"path": s.path, "start": s.start, "stop": -1 if s.stop is None else s.stop} for s in shards]
     ds = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
-    ds = ds.flat_map(
-        LoadAndChunk, fn_constructor_kwargs={"chunking": cfg.chunking, "complete": complete}, **_pool(p.load)
+    ds = ds.flat_map(Parse, fn_constructor_kwargs={"parse": cfg.parse}, **_pool(cfg.pipeline.load))
+    return ds.flat_map(
+        OcrAndChunk, fn_constructor_kwargs={"parse": cfg.parse, "chunking": cfg.chunking, "complete": complete},
+        **_pool(cfg.parse.ocr.pool),
     )
+
+
+def build_dataset(cfg: MedGraphConfig, shards: list[Any], complete: dict[str, str]) -> Any:
+    from jobs.stages import Embed, Extract
+
+    p = cfg.pipeline
+    ds = parsed_dataset(cfg, shards, complete)
     ds = ds.map_batches(
         Extract, batch_size=p.extract.batch_size, batch_format="numpy", **_pool(p.extract),
         fn_constructor_kwargs={"vocab_path": cfg.vocabulary.path, "ner": cfg.ner, "linking": cfg.linking,

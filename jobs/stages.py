@@ -2,24 +2,26 @@
 
 Each adapter is a callable class: ``__init__`` builds its model or index once per actor,
 ``__call__`` converts a batch to records, calls the Ray-free operation from ``medgraph``, and
-converts back. Rows share one flat schema (``ROW_KIND``: ``chunk`` | ``failure`` | ``skipped``)
-so that a failed or skipped document travels through the pipeline to the summary without
-ever stopping it.
+converts back. Parsing and OCR are their own stages (``Parse`` → ``OcrAndChunk``), each document
+in an isolated process with time and memory limits. From chunking on, rows share one flat
+schema (``kind``: ``chunk`` | ``failure`` | ``skipped``) so that a failed or skipped document
+travels through the pipeline to the summary without ever stopping it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from medgraph.config.models import ChunkingConfig, EmbeddingConfig, LinkingConfig, NerConfig
+from medgraph.config.models import ChunkingConfig, EmbeddingConfig, LinkingConfig, NerConfig, ParseConfig
 from medgraph.extract.normalise import normalise
 from medgraph.index.writer import IndexedChunk
 from medgraph.ingest.chunking import Chunker
-from medgraph.ingest.loaders import Shard, load_shard
+from medgraph.ingest.loaders import PDF_SUFFIXES, Shard, file_doc_id, load_shard
 from medgraph.schemas import Chunk, Document, Failure, mentions_from_json, mentions_to_json
 
 log = logging.getLogger(__name__)
@@ -53,24 +55,100 @@ def chunk_row(chunk: Chunk, doc: Document) -> dict[str, Any]:
     return row
 
 
-class LoadAndChunk:
-    """Shard row → chunk rows. Documents already complete with the same content are skipped."""
+def _document_row(kind: str, payload: Any = None, failure: Failure | None = None) -> dict[str, Any]:
+    """The row between the parse and OCR stages: a document, a PDF awaiting OCR, or a failure."""
+    row = {"kind": kind, "payload": json.dumps(payload, ensure_ascii=False) if payload is not None else "",
+           "doc_id": "", "error_source": "", "error_stage": "", "error": ""}
+    if failure is not None:
+        row.update(doc_id=failure.doc_id, error_source=failure.source, error_stage=failure.stage, error=failure.reason)
+    return row
 
-    def __init__(self, chunking: ChunkingConfig, complete: dict[str, str]) -> None:
-        self.chunker = Chunker(chunking)
-        self.complete = complete
+
+def _sandbox(parse: ParseConfig) -> Any:
+    from medgraph.ingest.isolation import Sandbox
+
+    return Sandbox(parse.memory_mb) if parse.isolate else None
+
+
+class Parse:
+    """Shard row → document rows. A PDF is parsed in the actor's isolated process (time and memory
+    limits per document, ``parse:`` in the config): the text layer with layout, or the model tier;
+    a PDF with pages to OCR travels on as ``ocr`` with its parsed pages. Other files go through
+    the loaders. A document that fails here becomes a failure row; the job goes on."""
+
+    def __init__(self, parse: ParseConfig) -> None:
+        self.cfg = parse
+        self.sandbox = _sandbox(parse)
 
     def __call__(self, row: dict[str, Any]) -> list[dict[str, Any]]:
         shard = Shard(row["path"], int(row["start"]), None if row["stop"] < 0 else int(row["stop"]))
-        out: list[dict[str, Any]] = []
+        if Path(shard.path).suffix.lower() in PDF_SUFFIXES:
+            return [self._pdf(Path(shard.path))]
+        out = []
         for item in load_shard(shard):
             if isinstance(item, Failure):
-                out.append(failure_row(item))
-            elif self.complete.get(item.doc_id) == item.content_hash:
-                out.append(skipped_row(item))
+                out.append(_document_row("failure", failure=item))
             else:
-                out.extend(self._chunk(item))
+                out.append(_document_row("document", item.to_row()))
         return out
+
+    def _pdf(self, path: Path) -> dict[str, Any]:
+        from medgraph.ingest.isolation import run_isolated
+        from medgraph.ingest.pdf import assemble
+
+        try:
+            parsed = run_isolated(self.sandbox, "medgraph.ingest.pdf:parse_pdf", path, self.cfg,
+                                  timeout_s=self.cfg.timeout_s)
+            if parsed.ocr_pages:
+                return _document_row("ocr", parsed.to_dict())
+            return _document_row("document", assemble(parsed).to_row())
+        except Exception as exc:  # one bad PDF never stops the job
+            return _document_row("failure", failure=Failure(str(path), "parse", _reason(exc), file_doc_id(path)))
+
+
+def _reason(exc: Exception) -> str:
+    from medgraph.ingest.isolation import IsolationError
+
+    return str(exc) if isinstance(exc, IsolationError) else f"{type(exc).__name__}: {exc}"
+
+
+class OcrAndChunk:
+    """Document rows → chunk rows. Pages without a text layer are OCR'd in the actor's isolated
+    process (``parse.ocr``: engine per language, DPI, per-page and per-document time limits, the
+    same memory limit), the document is assembled, then chunked. Documents already complete with
+    the same content are skipped; a failure is recorded with its stage and reason."""
+
+    def __init__(self, parse: ParseConfig, chunking: ChunkingConfig, complete: dict[str, str]) -> None:
+        self.cfg = parse
+        self.chunker = Chunker(chunking)
+        self.complete = complete
+        self.sandbox = _sandbox(parse)
+
+    def __call__(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        if row["kind"] == "failure":
+            return [failure_row(Failure(row["error_source"], row["error_stage"], row["error"], row["doc_id"]))]
+        if row["kind"] == "ocr":
+            doc_or_failure = self._ocr(json.loads(row["payload"]))
+            if isinstance(doc_or_failure, Failure):
+                return [failure_row(doc_or_failure)]
+            doc = doc_or_failure
+        else:
+            doc = Document.from_row(json.loads(row["payload"]))
+        if self.complete.get(doc.doc_id) == doc.content_hash:
+            return [skipped_row(doc)]
+        return self._chunk(doc)
+
+    def _ocr(self, payload: dict[str, Any]) -> Document | Failure:
+        from medgraph.ingest.isolation import run_isolated
+        from medgraph.ingest.pdf import ParsedPdf, assemble
+
+        parsed = ParsedPdf.from_dict(payload)
+        try:
+            done = run_isolated(self.sandbox, "medgraph.ingest.pdf:ocr_parsed", parsed, self.cfg,
+                                timeout_s=self.cfg.ocr.timeout_s + 60)
+            return assemble(done)
+        except Exception as exc:  # one unreadable scan never stops the job
+            return Failure(parsed.path, "ocr", _reason(exc), file_doc_id(Path(parsed.path)))
 
     def _chunk(self, doc: Document) -> list[dict[str, Any]]:
         try:
