@@ -283,7 +283,7 @@ def _read_page(read: Reader, language: str) -> tuple[list[Line], str]:
     if language:
         return read(language)[0], language
     lines, confidence = read("default")
-    if confidence < 50:
+    if lines and confidence < 50:  # text, but not Latin script as far as eng+deu can tell
         zh_lines, zh_confidence = read("zh")
         if zh_confidence > confidence:
             return zh_lines, "zh"

@@ -295,7 +295,10 @@ def text_layer(path: Path, cfg: ParseConfig) -> ParsedPdf:
             page = pdf[i]
             try:
                 lines, good, bad = page_lines(page, i + 1)
-                (ocr.append(i + 1) if needs_ocr(page, good, bad, cfg) else pages.append(lines))
+                if needs_ocr(page, good, bad, cfg):
+                    ocr.append(i + 1)
+                else:
+                    pages.append(lines)
             finally:
                 page.close()
         title = _meta_title(pdf)
