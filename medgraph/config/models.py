@@ -182,7 +182,7 @@ class FeedbackConfig(_Model):
     weight: float = Field(default=0.5, gt=0.0)  # weight of the strongest expansion term (query terms: 1)
 
 
-RetrievalPath = Literal["vector", "dense", "sparse", "feedback", "ppr"]
+RetrievalPath = Literal["vector", "dense", "sparse", "feedback", "ppr", "translate"]
 
 
 class RetrievalConfig(_Model):
@@ -196,6 +196,10 @@ class RetrievalConfig(_Model):
     weights: dict[str, float] = Field(default_factory=lambda: {"vector": 1.0, "ppr": 0.5})
     language_filter: bool = False  # restrict vector search to the question's language
     feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
+    # ``translate``: the question is translated (ontology term substitution) into each of these
+    # corpus languages other than its own, and each translation gets a sparse search of its own
+    languages: tuple[Literal["en", "de", "zh"], ...] = ("en", "de", "zh")
+    names_per_entity: int = Field(default=2, ge=1)  # target-language names substituted per entity
     analysis_cache: int = Field(default=1024, ge=0)  # questions whose NER + linking is cached
 
 

@@ -1,5 +1,8 @@
 """Small text utilities shared by the ingest stages: tokens, sentences, paragraphs, language.
 
+Language detection is offline: py3langid (its model ships in the package) among en / de / zh,
+with a script check first for Chinese.
+
 Token counts are language-aware without a model tokenizer: one token per CJK character, one per
 word or number elsewhere, one per punctuation mark. That tracks subword tokenizers closely
 enough to keep chunks under an embedder's window.
@@ -8,16 +11,14 @@ enough to keep chunks under an embedder's window.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from typing import Any
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
 _SENTENCE_END = re.compile(rf"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9{_CJK}ÄÖÜ])|(?<=[。！？；])")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
-_GERMAN_CUES = re.compile(
-    r"\b(und|der|die|das|nicht|mit|ist|ein|eine|für|bei|wird|werden|auf|den|dem|zur|zum)\b"
-)
-_ENGLISH_CUES = re.compile(r"\b(the|and|of|with|is|are|for|was|were|in|to|patients)\b")
 
 
 def count_tokens(text: str) -> int:
@@ -45,17 +46,43 @@ def split_tokens_hard(text: str, max_tokens: int) -> list[str]:
     return [p for p in pieces if p]
 
 
-def detect_language(text: str, default: str = "en") -> str:
-    """Cheap offline guess among zh / de / en from script and function words."""
+LANGUAGES = ("en", "de", "zh")
+
+
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
+    """py3langid's model (shipped in the package, ~1 s to load), restricted to the corpus languages."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages(list(LANGUAGES))
+    return identifier
+
+
+def detect_language(text: str, default: str = "en", min_confidence: float = 0.9) -> str:
+    """The language of ``text`` among en / de / zh, offline.
+
+    Text that is at least 20% CJK ideographs is Chinese (a mostly Chinese sentence that names a
+    drug in Latin letters stays Chinese); otherwise py3langid's n-gram model decides between the
+    three, and an unsure answer (probability < ``min_confidence``, e.g. a lone drug name) gives
+    ``default``.
+    """
     sample = text[:4000]
     if not sample.strip():
         return default
     cjk = len(_CJK_CHAR.findall(sample))
     if cjk >= 0.2 * len(sample.replace(" ", "")):
         return "zh"
-    lowered = sample.lower()
-    german = len(_GERMAN_CUES.findall(lowered)) + 2 * sum(lowered.count(c) for c in "äöüß")
-    english = len(_ENGLISH_CUES.findall(lowered))
-    if german > english:
-        return "de"
-    return "en" if english or not cjk else default
+    language, probability = _identifier().classify(sample)
+    return str(language) if probability >= min_confidence else default
+
+
+def language_shares(text: str, default: str = "en") -> dict[str, float]:
+    """Share of characters per language over the sentences of ``text`` (mixed-language input)."""
+    shares: dict[str, float] = {}
+    sentences = split_sentences(text) or [text]
+    total = sum(len(s) for s in sentences) or 1
+    for sentence in sentences:
+        lang = detect_language(sentence, default)
+        shares[lang] = shares.get(lang, 0.0) + len(sentence) / total
+    return {k: round(v, 4) for k, v in sorted(shares.items(), key=lambda kv: -kv[1])}

@@ -17,7 +17,8 @@ def rrf(
 ) -> list[Candidate]:
     fused: dict[str, Candidate] = {}
     for path, ranked in lists.items():
-        weight = 1.0 if weights is None else weights.get(path, 1.0)
+        # "translate:de" falls back to the weight of "translate"
+        weight = 1.0 if weights is None else weights.get(path, weights.get(path.split(":")[0], 1.0))
         seen: set[str] = set()
         for cand in ranked:
             if cand.chunk_id in seen:  # a path that lists a chunk twice counts it once, at its best rank

@@ -15,6 +15,13 @@ Paths:
   hurt on known-item ones, so it is a path of its own that RRF weighs against the plain sparse one.
 - ``vector``: dense + sparse fused inside the vector store (Qdrant ``prefetch`` + RRF, equal
   weights): one call.
+- ``translate``: cross-lingual lexical search. The question is translated into each corpus
+  language of ``retrieval.languages`` other than its own by ontology term substitution
+  (``medgraph.retrieve.translate``: linked mentions replaced by their MeSH entity's names in
+  that language), and each translation gets a sparse search restricted to chunks in that
+  language; each language is a list of its own (``translate:en`` ...) with ``candidates``
+  results (its quota), fused by RRF like any path (weight ``translate:<lang>`` or ``translate``).
+  The dense path is cross-lingual by itself when the embedder is multilingual (USE, mE5).
 Every vector path takes an optional filter on the question's language.
 """
 
@@ -31,6 +38,7 @@ from medgraph.config.models import RetrievalConfig
 from medgraph.embed.base import Embedder, SparseVector
 from medgraph.embed.lexical import tokenize
 from medgraph.retrieve.fusion import rrf
+from medgraph.retrieve.translate import OntologyTranslator
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
 log = logging.getLogger(__name__)
@@ -48,6 +56,7 @@ class RetrievalResult:
     per_path: dict[str, list[Candidate]] = field(default_factory=dict)
     paths_used: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    translations: dict[str, str] = field(default_factory=dict)  # language -> translated question
 
 
 class Retriever:
@@ -56,6 +65,7 @@ class Retriever:
         self.graph = graph
         self.vectors = vectors
         self.embedder = embedder
+        self.translator = OntologyTranslator(graph.get_entity, cfg.names_per_entity)
 
     # --- paths ------------------------------------------------------------------------------
 
@@ -135,24 +145,54 @@ class Retriever:
         start = time.perf_counter()
         qv = self.query_vectors(analysis)
         timings = {"embed": round((time.perf_counter() - start) * 1000, 2)}
+        translations: dict[str, str] = {}
         for path in self.cfg.paths:
             start = time.perf_counter()
-            per_path[path] = self.search_path(path, analysis, limit, qv, per_path)
+            if path == "translate":
+                translations = self.translations(analysis)
+                per_path.update(self.translated_paths(translations, limit))
+            else:
+                per_path[path] = self.search_path(path, analysis, limit, qv, per_path)
             timings[path] = round((time.perf_counter() - start) * 1000, 2)
         fused = rrf(per_path, self.cfg.rrf_k, self.cfg.weights)[:limit]
         start = time.perf_counter()
-        self._load_and_featurise(analysis, fused, qv)
+        self._load_and_featurise(analysis, fused, qv, list(translations.values()))
         timings["features"] = round((time.perf_counter() - start) * 1000, 2)
         used = [p for p, hits in per_path.items() if hits]
-        return RetrievalResult(analysis, fused, per_path, used, timings)
+        return RetrievalResult(analysis, fused, per_path, used, timings, translations)
 
-    def _load_and_featurise(self, analysis: QueryAnalysis, cands: list[Candidate], qv: QueryVectors) -> None:
+    def translations(self, analysis: QueryAnalysis) -> dict[str, str]:
+        """The question in each other corpus language (``retrieval.languages``) it can be translated into."""
+        out = {}
+        for language in self.cfg.languages:
+            text = self.translator.translate(analysis, language)
+            if text:
+                out[language] = text
+        return out
+
+    def translated_paths(self, translations: dict[str, str], limit: int) -> dict[str, list[Candidate]]:
+        """``translate:<lang>`` → a sparse search of the translated question among chunks in that language."""
+        if not self.embedder.has_sparse or not translations:
+            return {}
+        languages = list(translations)
+        vectors = self.embedder.embed_query_sparse([translations[lang] for lang in languages])
+        out = {}
+        for language, vector in zip(languages, vectors, strict=True):
+            path = f"translate:{language}"
+            hits = self.vectors.search_sparse(vector, limit, language)
+            out[path] = [Candidate(h.chunk_id, h.score, {path: h.score}) for h in hits]
+        return out
+
+    def _load_and_featurise(
+        self, analysis: QueryAnalysis, cands: list[Candidate], qv: QueryVectors, translations: list[str] | None = None
+    ) -> None:
         ids = [c.chunk_id for c in cands]
         chunks = {c.chunk_id: c for c in self.graph.get_chunks(ids)}
         mentions = self.graph.chunk_entities(ids)
         q_vec = qv.dense
         vectors = self.vectors.get_dense(ids) if q_vec is not None else {}
-        q_terms = set(tokenize(analysis.text))
+        # the question's terms, and those of its translations (a German question's evidence may be English)
+        term_sets = [set(tokenize(t)) for t in [analysis.text, *(translations or [])]]
         seeds = set(analysis.seeds)
         best_ppr = max((c.path_scores.get("ppr", 0.0) for c in cands), default=0.0) or 1.0
         best_rrf = max((c.score for c in cands), default=0.0) or 1.0
@@ -162,9 +202,14 @@ class Retriever:
             vec = vectors.get(cand.chunk_id)
             cand.features = {
                 "dense": float(np.dot(q_vec, vec)) if q_vec is not None and vec is not None else 0.0,
-                "lexical": len(q_terms & set(tokenize(parent))) / len(q_terms) if q_terms else 0.0,
+                "lexical": _lexical_overlap(term_sets, set(tokenize(parent))),
                 "entity": len(seeds & mentions.get(cand.chunk_id, set())) / len(seeds) if seeds else 0.0,
                 "ppr": cand.path_scores.get("ppr", 0.0) / best_ppr,
                 "rrf": cand.score / best_rrf,
             }
         cands[:] = [c for c in cands if c.chunk is not None]  # a chunk deleted meanwhile is dropped
+
+
+def _lexical_overlap(term_sets: list[set[str]], text_terms: set[str]) -> float:
+    """The best share, over the question and its translations, of its terms found in the text."""
+    return max((len(q & text_terms) / len(q) for q in term_sets if q), default=0.0)

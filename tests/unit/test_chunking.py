@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from medgraph.config.models import ChunkingConfig
 from medgraph.ingest.chunking import Chunker, section_paths
-from medgraph.ingest.text import count_tokens, detect_language, split_sentences
+from medgraph.ingest.text import count_tokens, detect_language, language_shares, split_sentences
 from medgraph.schemas import Document, Section
 
 
@@ -65,3 +65,19 @@ def test_detect_language():
     assert detect_language("Der Patient wurde mit Metformin behandelt und die Blutzuckerwerte sind stabil.") == "de"
     assert detect_language("The patient was treated with metformin and glucose levels are stable.") == "en"
     assert detect_language("患者接受二甲双胍治疗，血糖稳定。") == "zh"
+    # short questions, where function-word counts say little
+    assert detect_language("Wie wird Bluthochdruck behandelt?") == "de"
+    assert detect_language("Welche Behandlung bekommen Patienten nach einem Herzinfarkt?") == "de"
+    assert detect_language("Is diabetes a risk factor for stroke?") == "en"
+    assert detect_language("心肌梗死患者可以服用Aspirin吗？") == "zh"  # a Latin drug name inside Chinese
+    assert detect_language("Aspirin", default="de") == "de"  # a lone name is not evidence: the default
+
+
+def test_language_shares_of_mixed_input():
+    text = ("Der Patient wurde nach dem Herzinfarkt mit Aspirin behandelt und entlassen. "
+            "The patient was discharged on dual antiplatelet therapy after the infarction. "
+            "患者出院后继续服用阿司匹林。")
+    shares = language_shares(text)
+    assert set(shares) == {"de", "en", "zh"}
+    assert abs(sum(shares.values()) - 1.0) < 1e-3
+    assert shares["en"] > shares["zh"] and shares["de"] > shares["zh"]
