@@ -35,7 +35,9 @@ class AnalyzerService:
         from medgraph.retrieve.query import QueryAnalyzer
 
         self.extractor = EntityExtractor(load_or_build(cfg.vocabulary), cfg.ner, cfg.linking)
-        self.analyzer = QueryAnalyzer(self.extractor, cfg.retrieval.analysis_cache)
+        self.analyzer = QueryAnalyzer(
+            self.extractor, cfg.retrieval.analysis_cache, cfg.retrieval.languages, cfg.retrieval.names_per_entity
+        )
 
     def analyze(self, question: str, language: str | None = None) -> QueryAnalysis:
         return self.analyzer.analyze(question, language)

@@ -347,7 +347,7 @@ def query_parts(index: EvalIndex, cfg: MedGraphConfig) -> tuple[Any, Any, Any]:
     from medgraph.retrieve.rerank import FeatureReranker
     from medgraph.retrieve.retriever import Retriever
 
-    analyzer = QueryAnalyzer(index.extractor, cache_size=0)
+    analyzer = QueryAnalyzer(index.extractor, 0, cfg.retrieval.languages, cfg.retrieval.names_per_entity)
     retriever = Retriever(cfg.retrieval, index.graph, index.vectors, index.embedder)
     return analyzer, retriever, FeatureReranker(cfg.rerank.weights or None)
 

@@ -55,7 +55,8 @@ class ExtractiveComposer:
         return Answer(" ".join(parts), citations, False, lang, self.name, disclaimer(lang), sentences)
 
     def _select(self, analysis: QueryAnalysis, usable: list[Candidate]) -> list[_Scored]:
-        terms = set(tokenize(analysis.text))
+        # the question's terms and those of its translations: evidence may be in another language
+        terms = set(tokenize(" ".join([analysis.text, *(text for _, text in analysis.translations)])))
         names = {m.surface.lower() for m in analysis.mentions if m.mesh_id}
         scored: list[_Scored] = []
         for rank, cand in enumerate(usable):

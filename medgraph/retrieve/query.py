@@ -1,8 +1,10 @@
-"""Query analysis: the question's language and the MeSH entities it mentions (the PPR seeds).
+"""Query analysis: the question's language, the MeSH entities it mentions (the PPR seeds) and
+its translations into the other corpus languages.
 
 Input: a question (and optionally its language). Output: ``QueryAnalysis``. The same NER +
-linking code as ingestion runs on the question; results are cached (LRU) so a repeated question
-skips it.
+linking code as ingestion runs on the question; each linked entity's names in the other
+``languages`` give the translations (``medgraph.retrieve.translate``). Results are cached (LRU)
+so a repeated question skips it.
 """
 
 from __future__ import annotations
@@ -12,14 +14,23 @@ from collections import OrderedDict
 
 from medgraph.ingest.text import detect_language
 from medgraph.link import EntityExtractor
+from medgraph.retrieve.translate import OntologyTranslator
 from medgraph.retrieve.types import QueryAnalysis
 
 LANGUAGES = ("en", "de", "zh")
 
 
 class QueryAnalyzer:
-    def __init__(self, extractor: EntityExtractor, cache_size: int = 1024) -> None:
+    def __init__(
+        self,
+        extractor: EntityExtractor,
+        cache_size: int = 1024,
+        languages: tuple[str, ...] = LANGUAGES,
+        names_per_entity: int = 2,
+    ) -> None:
         self.extractor = extractor
+        self.languages = languages
+        self.translator = OntologyTranslator(extractor.vocab.get, names_per_entity)
         self.cache_size = cache_size
         self._cache: OrderedDict[tuple[str, str], QueryAnalysis] = OrderedDict()
         self._lock = threading.Lock()
@@ -36,7 +47,9 @@ class QueryAnalyzer:
                 self._cache.move_to_end(key)
                 self.hits += 1
                 return cached
-        analysis = QueryAnalysis(text, lang, tuple(self.extractor.extract(text, lang)))
+        linked = QueryAnalysis(text, lang, tuple(self.extractor.extract(text, lang)))
+        translations = ((t, self.translator.translate(linked, t)) for t in self.languages)
+        analysis = QueryAnalysis(text, lang, linked.mentions, tuple((t, x) for t, x in translations if x))
         with self._lock:
             self.misses += 1
             if self.cache_size:

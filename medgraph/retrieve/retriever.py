@@ -16,9 +16,9 @@ Paths:
 - ``vector``: dense + sparse fused inside the vector store (Qdrant ``prefetch`` + RRF, equal
   weights): one call.
 - ``translate``: cross-lingual lexical search. The question is translated into each corpus
-  language of ``retrieval.languages`` other than its own by ontology term substitution
-  (``medgraph.retrieve.translate``: linked mentions replaced by their MeSH entity's names in
-  that language), and each translation gets a sparse search restricted to chunks in that
+  language other than its own by ontology term substitution during query analysis
+  (``QueryAnalysis.translations``: linked mentions replaced by their MeSH entity's names in
+  that language); each translation into a language of ``retrieval.languages`` gets a sparse search restricted to chunks in that
   language; each language is a list of its own (``translate:en`` ...) with ``candidates``
   results (its quota), fused by RRF like any path (weight ``translate:<lang>`` or ``translate``).
   The dense path is cross-lingual by itself when the embedder is multilingual (USE, mE5).
@@ -38,7 +38,6 @@ from medgraph.config.models import RetrievalConfig
 from medgraph.embed.base import Embedder, SparseVector
 from medgraph.embed.lexical import tokenize
 from medgraph.retrieve.fusion import rrf
-from medgraph.retrieve.translate import OntologyTranslator
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
 log = logging.getLogger(__name__)
@@ -65,7 +64,6 @@ class Retriever:
         self.graph = graph
         self.vectors = vectors
         self.embedder = embedder
-        self.translator = OntologyTranslator(graph.get_entity, cfg.names_per_entity)
 
     # --- paths ------------------------------------------------------------------------------
 
@@ -162,13 +160,8 @@ class Retriever:
         return RetrievalResult(analysis, fused, per_path, used, timings, translations)
 
     def translations(self, analysis: QueryAnalysis) -> dict[str, str]:
-        """The question in each other corpus language (``retrieval.languages``) it can be translated into."""
-        out = {}
-        for language in self.cfg.languages:
-            text = self.translator.translate(analysis, language)
-            if text:
-                out[language] = text
-        return out
+        """The analysis' translations into the corpus languages of ``retrieval.languages``."""
+        return {lang: text for lang, text in analysis.translations if lang in self.cfg.languages}
 
     def translated_paths(self, translations: dict[str, str], limit: int) -> dict[str, list[Candidate]]:
         """``translate:<lang>`` → a sparse search of the translated question among chunks in that language."""

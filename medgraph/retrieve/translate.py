@@ -7,19 +7,25 @@ synonyms, inverted forms such as "Infarction, Myocardial" skipped), or ``None`` 
 has a name in that language.
 
     "Welche Behandlung nach Herzinfarkt?" --en--> "Welche Behandlung nach Myocardial Infarction?"
-    "心肌梗死后如何治疗"                  --en--> "Myocardial Infarction 后如何治疗"
+    "心肌梗死后如何治疗"                  --en--> "Myocardial Infarction"
 
 The words around the entities stay untranslated: the target-language search matches on the
-entity names, and the multilingual dense path carries the rest of the meaning. A model tier
+entity names, and the multilingual dense path carries the rest of the meaning. Chinese words
+around the entities are dropped from an English or German translation (they cannot match
+Latin-script text and would only dilute term-overlap scores); Latin words stay in a Chinese one
+(drug names are often written in Latin letters there). A model tier
 (an LLM translator behind the same ``translate`` signature) can replace this class.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.schemas import Entity, Mention
+
+_CJK_RUN = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
 
 
 class OntologyTranslator:
@@ -51,13 +57,17 @@ class OntologyTranslator:
             names = self.names(m.mesh_id, target) if m.mesh_id else []
             if not names:
                 continue
-            pieces.append(text[last : m.start])
+            pieces.append(self._residue(text[last : m.start], target))
             pieces.append(" " + " ".join(names) + " ")
             last, changed = m.end, True
         if not changed:
             return None
-        pieces.append(text[last:])
+        pieces.append(self._residue(text[last:], target))
         return " ".join("".join(pieces).split())
+
+    @staticmethod
+    def _residue(text: str, target: str) -> str:
+        return text if target == "zh" else _CJK_RUN.sub(" ", text)
 
 
 def _non_overlapping(mentions: tuple[Mention, ...]) -> list[Mention]:

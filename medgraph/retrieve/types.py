@@ -1,7 +1,7 @@
 """Records of the query path: query analysis, retrieval candidates, reranked evidence.
 
 Inputs: a question. ``QueryAnalysis`` carries its language and the MeSH entities it mentions
-(the PPR seeds); each retrieval path returns ranked ``Candidate`` lists; fusion merges them by
+(the PPR seeds) and its translations into the other corpus languages; each retrieval path returns ranked ``Candidate`` lists; fusion merges them by
 reciprocal rank; the reranker sets ``relevance`` (calibrated, 0..1) on each candidate.
 """
 
@@ -17,6 +17,8 @@ class QueryAnalysis:
     text: str
     language: str
     mentions: tuple[Mention, ...] = ()
+    # the question in other corpus languages (ontology term substitution): ((language, text), ...)
+    translations: tuple[tuple[str, str], ...] = ()
 
     @property
     def seeds(self) -> dict[str, float]:

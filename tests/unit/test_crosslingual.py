@@ -17,7 +17,9 @@ import pytest
 
 from medgraph.config import load_config
 from medgraph.eval.retrieval import EvalIndex, open_index
+from medgraph.generate.extractive import ExtractiveComposer
 from medgraph.retrieve.query import QueryAnalyzer
+from medgraph.retrieve.rerank import FeatureReranker
 from medgraph.retrieve.retriever import Retriever
 from medgraph.retrieve.translate import OntologyTranslator
 
@@ -65,6 +67,7 @@ def test_question_reaches_english_evidence_only_through_mesh(index: tuple[EvalIn
     analysis = QueryAnalyzer(idx.extractor, 0).analyze(QUESTIONS[language])
     assert analysis.language == language
     assert "D009203" in analysis.seeds  # Herzinfarkt / 心肌梗死 -> Myocardial Infarction
+    assert "Myocardial Infarction" in dict(analysis.translations)["en"]
 
     without = _retriever(idx, cfg, ("dense", "sparse", "feedback")).retrieve(analysis)
     assert "mi" not in _docs(idx, without.candidates)[:1]
@@ -80,6 +83,14 @@ def test_question_reaches_english_evidence_only_through_mesh(index: tuple[EvalIn
     graph = _retriever(idx, cfg, ("ppr",)).retrieve(analysis)
     assert _docs(idx, graph.candidates) == ["mi"] and graph.candidates[0].entity_path == ["D009203"]
 
+    # the extractive answer quotes the English evidence (translation terms select its sentence);
+    # the hashing embedder gives no dense similarity, so the refusal threshold is lowered here
+    ranked = FeatureReranker().rerank(analysis.text, translated.candidates)
+    composer = ExtractiveComposer(cfg.answer.model_copy(update={"min_relevance": 0.05}))
+    answer = composer.generate(analysis.text, analysis, ranked[: cfg.retrieval.top_k])
+    assert not answer.refused and answer.language == language
+    assert "dual antiplatelet therapy" in answer.content and answer.citations[0].snippet
+
 
 def test_translation_substitutes_entity_names(index: tuple[EvalIndex, object]) -> None:
     idx, _ = index
@@ -91,5 +102,9 @@ def test_translation_substitutes_entity_names(index: tuple[EvalIndex, object]) -
     assert "Myocardial Infarction" in en
     zh = translator.translate(analysis, "zh")
     assert zh is not None and "心肌梗死" in zh
+    zh_question = QueryAnalyzer(idx.extractor, 0).analyze(QUESTIONS["zh"])
+    zh_en = translator.translate(zh_question, "en")
+    assert zh_en is not None and zh_en.startswith("Myocardial Infarction")
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in zh_en)  # Chinese residue dropped for a Latin target
     off = QueryAnalyzer(idx.extractor, 0).analyze("Wer hat 1998 die Fussball-WM gewonnen?")
     assert translator.translate(off, "en") is None  # nothing linked: no translation
