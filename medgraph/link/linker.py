@@ -16,7 +16,10 @@ Cascade (first hit wins; deterministic):
    ``Wilms tumours``; at least two words kept), through steps 2-3.
 6. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
    (not for short all-caps acronyms, whose character n-grams say little).
-7. ``head``: the last word alone, when it is a dictionary term (``nonocular tumors`` → tumors).
+7. ``dense`` (``linking.dense``): the nearest MeSH name in any language by a multilingual dense
+   embedder (``medgraph.link.dense``), at cosine ≥ ``dense_threshold``: a German or Chinese term
+   the dictionary lacks can still reach its descriptor.
+8. ``head``: the last word alone, when it is a dictionary term (``nonocular tumors`` → tumors).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from medgraph.config.models import LinkingConfig
 from medgraph.extract.text import match_key, norm_key
@@ -57,10 +61,24 @@ NO_LINK = LinkResult(None, "none", 0.0)
 class Linker:
     """Dictionary → normalised → composite → TF-IDF cascade with abbreviation resolution."""
 
-    def __init__(self, vocab: Vocabulary, cfg: LinkingConfig | None = None) -> None:
+    def __init__(self, vocab: Vocabulary, cfg: LinkingConfig | None = None, dense: Any = None) -> None:
+        """``dense``: a ``DenseNameIndex`` (built on first use when ``cfg.dense`` and not given)."""
         self.vocab = vocab
         self.cfg = cfg or LinkingConfig()
         self._tfidf: CharNgramIndex | None = None
+        self._dense = dense
+
+    @property
+    def dense(self) -> Any:
+        """The cross-lingual dense name index (``cfg.dense``), built on first use."""
+        if self._dense is None:
+            from medgraph.config.models import EmbeddingConfig
+            from medgraph.embed import make_embedder
+            from medgraph.link.dense import DenseNameIndex
+
+            embedder = make_embedder(EmbeddingConfig(dense=self.cfg.dense_embedder, sparse="none"))
+            self._dense = DenseNameIndex(self.vocab, embedder, self.vocab.directory or None)
+        return self._dense
 
     @property
     def tfidf(self) -> CharNgramIndex:
@@ -132,12 +150,21 @@ class Linker:
             if key is not None and score >= self.cfg.tfidf_threshold:
                 results[i] = self._result(self.vocab.norm_index[key][0], "tfidf", round(score, 4))
 
+    def _dense_fallback(self, surfaces: Sequence[str], results: list[LinkResult | None]) -> None:
+        missing = [i for i, r in enumerate(results) if r is None and surfaces[i].strip()]
+        if not missing or not (self.cfg.dense or self._dense is not None):
+            return
+        for i, (mesh_id, score) in zip(missing, self.dense.search([surfaces[i] for i in missing]), strict=True):
+            if mesh_id is not None and score >= self.cfg.dense_threshold:
+                results[i] = self._result(mesh_id, "dense", round(score, 4))
+
     def _plain(self, surfaces: Sequence[str], fuzzy: bool = True) -> list[LinkResult]:
         results: list[LinkResult | None] = [
             self.dictionary(s) or self._composite(s) or self._variant(s) for s in surfaces
         ]
         if fuzzy:
             self._fuzzy(surfaces, results)
+            self._dense_fallback(surfaces, results)
         if not fuzzy:
             return [r or NO_LINK for r in results]
         return [r or self._head(s) or NO_LINK for s, r in zip(surfaces, results, strict=True)]

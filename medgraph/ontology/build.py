@@ -173,6 +173,7 @@ def load_or_build(cfg: VocabularyConfig, rebuild: bool = False) -> Vocabulary:
         log.info("vocabulary at %s is stale; rebuilding", cfg.path)
     vocab = build_vocabulary(cfg)
     vocab.save(cfg.path)
+    vocab.directory = str(cfg.path)
     return vocab
 
 

@@ -98,6 +98,7 @@ class Vocabulary:
     _exact: Index | None = field(default=None, repr=False)
     _norm: Index | None = field(default=None, repr=False)
     _surfaces: SurfaceTable | None = field(default=None, repr=False)
+    directory: str = ""  # where it was loaded from ("" when built in memory): derived caches go there
 
     def __len__(self) -> int:
         return len(self.entities)
@@ -133,7 +134,7 @@ class Vocabulary:
     def without_mined(self) -> Vocabulary:
         """The same vocabulary minus surface forms mined from annotated corpora (for baselines)."""
         terms = [t for t in self.terms if t[3] != RANK_MINED]
-        return Vocabulary(self.entities, terms, dict(self.manifest, mined_removed=True))
+        return Vocabulary(self.entities, terms, dict(self.manifest, mined_removed=True), directory=self.directory)
 
     def save(self, directory: str | Path) -> Path:
         """Write ``vocab.pkl`` and ``manifest.json`` into ``directory``; returns the directory."""
@@ -171,7 +172,7 @@ class Vocabulary:
         }
         manifest_path = src / "manifest.json"
         manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-        vocab = cls(entities, state["terms"], manifest, state["exact"], state["norm"], state["surfaces"])
+        vocab = cls(entities, state["terms"], manifest, state["exact"], state["norm"], state["surfaces"], str(src))
         log.info("loaded vocabulary %s: %d entities in %.2fs", src, len(entities), time.perf_counter() - t0)
         return vocab
 
