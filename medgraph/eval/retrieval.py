@@ -13,7 +13,8 @@ index), so a re-run with other retrieval settings only queries.
 Output (``--json``): ``n_queries``, ``n_docs``, ``n_chunks``, ``embedding``, ``bm25_stemmer``,
 ``index`` (cache path, build seconds) and ``methods``: ``bm25`` (bm25s over title + text),
 ``dense``, ``sparse``, ``feedback`` (sparse with pseudo-relevance feedback), ``vector`` (dense +
-sparse fused in the store), ``ppr``, ``fused`` (RRF of ``retrieval.paths``) and
+sparse fused in the store), ``ppr``, ``translate`` (sparse searches of the question's ontology
+translations into the other corpus languages, fused), ``fused`` (RRF of ``retrieval.paths``) and
 ``reranked`` (``FeatureReranker`` over the fused list), each with ``recall@1/5/10``, ``mrr``,
 ``ndcg@10`` and ``latency_p50_ms``.
 
@@ -49,7 +50,7 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 KS = (1, 5, 10)
-PATHS = ("dense", "sparse", "feedback", "vector", "ppr")
+PATHS = ("dense", "sparse", "feedback", "vector", "ppr", "translate")
 METHODS = ("bm25", *PATHS, "fused", "reranked")
 BATCH_DOCS = 32
 
@@ -327,10 +328,10 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
     qv = QueryVectors(dense, sparse)
     out: dict[str, tuple[list[str], float]] = {"bm25": (bm25_docs, t_bm25)}
     result, t_fused = _timed(lambda: retriever.retrieve(analysis))
-    query_side = {"dense": t_qd, "sparse": t_qs, "feedback": t_qs, "vector": t_qd + t_qs, "ppr": t_an}
+    query_side = {"dense": t_qd, "sparse": t_qs, "feedback": t_qs, "vector": t_qd + t_qs, "ppr": t_an, "translate": t_an}
     for path in PATHS:
         hits = result.per_path.get(path)
-        if hits is None:  # a path the fusion does not use: search it on its own
+        if hits is None:  # a path the fusion does not use (or splits per language): search it on its own
             hits, t = _timed(lambda p=path: retriever.search_path(p, analysis, limit, qv, result.per_path))
         else:
             t = result.timings_ms.get(path, 0.0)

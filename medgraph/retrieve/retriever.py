@@ -93,12 +93,14 @@ class Retriever:
         qv: QueryVectors | None = None,
         done: dict[str, list[Candidate]] | None = None,
     ) -> list[Candidate]:
-        """One path's ranked candidates: ``ppr``, ``vector``, ``dense``, ``sparse`` or ``feedback``.
+        """One path's ranked candidates: ``ppr``, ``vector``, ``dense``, ``sparse``, ``feedback`` or ``translate``.
 
         ``done``: lists already searched for this question (``feedback`` reuses ``sparse``).
         """
         if path == "ppr":
             return self._ppr_path(analysis, limit)
+        if path == "translate":  # the per-language lists as one (retrieve() fuses them as separate paths)
+            return rrf(self.translated_paths(self.translations(analysis), limit), self.cfg.rrf_k)[:limit]
         language = analysis.language if self.cfg.language_filter else None
         dense, sparse = qv or self.query_vectors(analysis)
         if path == "vector":
