@@ -5,9 +5,11 @@ it (``en`` / ``de`` / ``zh``, or ``""``), and the ``parse.ocr`` config. Output: 
 page (lines with boxes in points and an estimated font size, ``source`` = the engine's name) and
 the language used, ready for the same layout analysis as a text layer (``layout.py``).
 
-- Pages are rendered with pypdfium2 at ``ocr.dpi`` in grayscale (300 dpi by default: Tesseract's
-  LSTM models are trained on text of about 20-30 px x-height; the README's benchmark shows what
-  lower resolutions cost) and handed to the engine chosen per language in ``ocr.engines``.
+- Pages are rendered with pypdfium2 at ``ocr.dpi`` in grayscale and handed to the engine chosen
+  per language in ``ocr.engines``. 200 dpi by default: on the benchmark's scans (README) it reads
+  English and German as well as 300 dpi (9-12 pt text) at 15-20% less time, and Chinese better
+  (11 pt characters at 300 dpi are taller than what the chi_sim model reads best); 150 dpi loses
+  accuracy on English.
 - Tesseract runs as the ``tesseract`` binary (Debian ``tesseract-ocr`` with ``-eng``, ``-deu`` and
   ``-chi-sim``; ``make install`` installs them), one process per page with a timeout and one
   thread (``OMP_THREAD_LIMIT=1``: Ray workers are the unit of parallelism). It is called

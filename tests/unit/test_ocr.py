@@ -145,13 +145,11 @@ def test_german_scan_is_recognised_as_german(tmp_path, shared_data, tesseract):
 
 def test_chinese_scan_is_detected_and_read_with_the_chinese_model(tmp_path, shared_data, tesseract):
     with (shared_data / "chinese_huatuo" / "llama_data.jsonl").open(encoding="utf-8") as fh:
-        record = json.loads(fh.readline())
-    text = record["instruction"] + "\n\n" + record["output"]
+        text = "\n\n".join(json.loads(fh.readline())["output"] for _ in range(4))  # ~320 characters
     scan, truth = _sample_pdf(tmp_path, text, "cjk", "zh")
     doc = load_pdf(scan)
     assert doc.language == "zh" and doc.metadata["ocr_pages"] == [1]
-    # Tesseract's chi_sim model is weaker than eng/deu: ~3-9% CER on clean 12 pt renders (README benchmark)
-    assert character_error_rate(truth, all_text(doc)) <= 0.12
+    assert character_error_rate(truth, all_text(doc)) <= 0.05
 
 
 def test_missing_language_data_names_the_package(tesseract):
