@@ -18,8 +18,8 @@ Paths:
 - ``translate``: cross-lingual lexical search. The question is translated into each corpus
   language other than its own by ontology term substitution during query analysis
   (``QueryAnalysis.translations``: linked mentions replaced by their MeSH entity's names in
-  that language); each translation into a language of ``retrieval.languages`` gets a sparse search restricted to chunks in that
-  language; each language is a list of its own (``translate:en`` ...) with ``candidates``
+  that language); each translation into a language of ``retrieval.languages`` gets a sparse
+  search restricted to chunks in that language; each language is a list of its own (``translate:en`` ...) with ``candidates``
   results (its quota), fused by RRF like any path (weight ``translate:<lang>`` or ``translate``).
   The dense path is cross-lingual by itself when the embedder is multilingual (USE, mE5).
 Every vector path takes an optional filter on the question's language.
