@@ -33,7 +33,7 @@ install-test: $(TEST_STAMP) system-deps
 # (~10 min on 2 cores; the stamp and pip's wheel cache keep the build): an AVX2 baseline when the CPU
 # has AVX2 (portable across such machines), no multimodal library.
 LLM_STAMP := $(VENV)/.installed-llm-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
 	$(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON)
 $(LLM_STAMP): $(STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install --quiet -e ".[llm-test]"
