@@ -60,6 +60,10 @@ class OcrError(RuntimeError):
     """OCR could not run (engine or language data missing) or a page failed (timeout, crash)."""
 
 
+class OcrTimeout(OcrError):
+    """The engine did not finish a page within its time."""
+
+
 class OcrEngine(Protocol):
     """Reads one rendered page (grayscale, H x W uint8) into lines with boxes in points, and the
     engine's mean confidence over its words (0-100)."""
@@ -143,7 +147,7 @@ class Tesseract:
             proc = subprocess.run([self.binary, "stdin", "stdout", *args], input=_pgm(image),
                                   capture_output=True, timeout=timeout_s, env=env)
         except subprocess.TimeoutExpired as exc:
-            raise OcrError(f"tesseract timed out after {timeout_s:.0f} s") from exc
+            raise OcrTimeout(f"tesseract timed out after {timeout_s:.0f} s") from exc
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise OcrError(f"tesseract failed (exit {proc.returncode}): {err[-1] if err else 'no message'}")
@@ -245,12 +249,15 @@ def ocr_pdf_pages(path: Path, pages: list[int], language: str, cfg: OcrConfig,
     try:
         for page_no in pages:
             remaining = deadline - time.monotonic()
+            over = f"OCR of the document exceeded {cfg.timeout_s:.0f} s (at page {page_no}, {len(out)} of {len(pages)} done)"
             if remaining <= 0:
-                raise OcrError(f"OCR of the document exceeded {cfg.timeout_s:.0f} s (at page {page_no} of {pages})")
+                raise OcrTimeout(over)
             image, width, height = render_page(pdf, page_no, cfg.dpi)
             read = _reader(cache, page_no, cfg, engines, image, min(cfg.page_timeout_s, remaining))
             try:
                 lines, language = _read_page(read, language)
+            except OcrTimeout as exc:
+                raise OcrTimeout(over if remaining < cfg.page_timeout_s else f"page {page_no}: {exc}") from exc
             except OcrError as exc:
                 raise OcrError(f"page {page_no}: {exc}") from exc
             out.append(PageLines(page_no, round(width, 1), round(height, 1), lines, _engine_for(language, cfg, engines).name))
