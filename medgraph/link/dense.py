@@ -63,7 +63,7 @@ class DenseNameIndex:
         ).hexdigest()[:16]
         path = Path(cache_dir) / f"dense_names-{key}.npz" if cache_dir else None
         if path is not None and path.is_file():
-            return np.load(path)["matrix"]
+            return np.asarray(np.load(path)["matrix"], dtype=np.float32)
         log.info("embedding %d MeSH names for dense linking (%s)", len(names), self.embedder.name)
         matrix = np.asarray(self.embedder.embed_dense(names), dtype=np.float32)
         matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)

@@ -136,7 +136,7 @@ class LocalVectorIndex:
         return np.isin(self.languages, wanted)
 
     @staticmethod
-    def _top(scores: NDArray[np.float32], limit: int, keep: NDArray[np.bool_]) -> list[tuple[int, float]]:
+    def _top(scores: NDArray[np.floating[Any]], limit: int, keep: NDArray[np.bool_]) -> list[tuple[int, float]]:
         candidates = np.flatnonzero(keep)
         if limit <= 0 or not len(candidates):
             return []
@@ -152,7 +152,7 @@ class LocalVectorIndex:
             return []
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(q))
-        scores = self.dense @ (q / norm if norm > 0 else q)
+        scores = np.asarray(self.dense @ (q / norm if norm > 0 else q), dtype=np.float32)
         keep = self.has_dense.copy()
         mask = self._mask(language)
         if mask is not None:
