@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from medgraph.stores import make_graph_store, make_vector_store
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REPO = Path(__file__).resolve().parents[1]
 
 
 def store_counts(cfg: Any) -> dict[str, int]:
@@ -15,3 +20,20 @@ def store_counts(cfg: Any) -> dict[str, int]:
     finally:
         graph.close()
         vectors.close()
+
+
+def index_tiny_corpus(
+    tmp: Path, records: list[dict[str, Any]], vocab_sources: list[dict[str, str]], overrides: list[str] = ()
+) -> tuple[Any, Any]:
+    """(EvalIndex, config) of ``records`` indexed in ``tmp`` with the hashing embedder and a
+    vocabulary built from ``vocab_sources``; the caller closes the index."""
+    from medgraph.config import load_config
+    from medgraph.eval.retrieval import open_index
+
+    corpus = tmp / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    cfg = load_config(REPO / "configs" / "local.yaml", [
+        "embedding.dense=hashing", f"vocabulary.path={tmp / 'vocab'}",
+        f"vocabulary.sources={json.dumps(vocab_sources)}", *overrides,
+    ])
+    return open_index(corpus, cfg, home=tmp / "home"), cfg

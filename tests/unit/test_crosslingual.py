@@ -9,22 +9,18 @@ do not reach the document.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from medgraph.config import load_config
-from medgraph.eval.retrieval import EvalIndex, open_index
+from medgraph.eval.retrieval import EvalIndex
 from medgraph.generate.extractive import ExtractiveComposer
 from medgraph.retrieve.query import QueryAnalyzer
 from medgraph.retrieve.rerank import FeatureReranker
 from medgraph.retrieve.retriever import Retriever
 from medgraph.retrieve.translate import OntologyTranslator
+from tests.helpers import FIXTURES, index_tiny_corpus
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-REPO = Path(__file__).resolve().parents[2]
 CORPUS = [
     {"doc_id": "mi", "title": "", "language": "en",
      "text": "After myocardial infarction, patients receive dual antiplatelet therapy for twelve months."},
@@ -41,14 +37,9 @@ QUESTIONS = {"de": "Welche Behandlung bekommen Patienten nach einem Herzinfarkt?
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EvalIndex, object]]:
     tmp = tmp_path_factory.mktemp("xling")
-    corpus = tmp / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in CORPUS), encoding="utf-8")
-    sources = json.dumps([{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
-                          {"kind": "multilingual_terms", "path": "pkg:seed_terms.tsv"}])
-    cfg = load_config(REPO / "configs" / "local.yaml", [
-        "embedding.dense=hashing", f"vocabulary.path={tmp / 'vocab'}", f"vocabulary.sources={sources}",
-    ])
-    idx = open_index(corpus, cfg, home=tmp / "home")
+    sources = [{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
+                          {"kind": "multilingual_terms", "path": "pkg:seed_terms.tsv"}]
+    idx, cfg = index_tiny_corpus(tmp, CORPUS, sources, [])
     yield idx, cfg
     idx.close()
 

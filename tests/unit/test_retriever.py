@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from medgraph.config import load_config
-from medgraph.eval.retrieval import EvalIndex, open_index
+from medgraph.eval.retrieval import EvalIndex
 from medgraph.retrieve.retriever import Retriever
 from medgraph.retrieve.types import QueryAnalysis
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers import FIXTURES, index_tiny_corpus
 
 # "warfarin" appears in one document only; its neighbours share "anticoagulant bleeding" with it,
 # so feedback from the warfarin document reaches them although they never say "warfarin".
@@ -33,15 +28,9 @@ CORPUS = [
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EvalIndex, object]]:
     tmp = tmp_path_factory.mktemp("retriever")
-    corpus = tmp / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps(r) + "\n" for r in CORPUS), encoding="utf-8")
-    sources = json.dumps([{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
-                          {"kind": "mesh_tree", "path": "pkg:mesh_tree_numbers.tsv.gz"}])
-    cfg = load_config(REPO / "configs" / "local.yaml", [
-        "embedding.dense=hashing", f"vocabulary.path={tmp / 'vocab'}", f"vocabulary.sources={sources}",
-        "retrieval.feedback.docs=1", "retrieval.feedback.terms=3", "retrieval.feedback.weight=0.5",
-    ])
-    idx = open_index(corpus, cfg, home=tmp / "home")
+    sources = [{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
+                          {"kind": "mesh_tree", "path": "pkg:mesh_tree_numbers.tsv.gz"}]
+    idx, cfg = index_tiny_corpus(tmp, CORPUS, sources, ["retrieval.feedback.docs=1", "retrieval.feedback.terms=3", "retrieval.feedback.weight=0.5"])
     yield idx, cfg
     idx.close()
 
