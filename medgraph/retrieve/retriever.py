@@ -188,7 +188,7 @@ class Retriever:
         vectors = self.vectors.get_dense(ids) if q_vec is not None else {}
         # the question's terms, and those of its translations (a German question's evidence may be English)
         term_sets = [set(tokenize(t)) for t in [analysis.text, *(translations or [])]]
-        seeds = set(analysis.seeds)
+        seeds = set(analysis.entity_ids)  # the question's own entities, not its seed bias
         best_ppr = max((c.path_scores.get("ppr", 0.0) for c in cands), default=0.0) or 1.0
         best_rrf = max((c.score for c in cands), default=0.0) or 1.0
         for cand in cands:

@@ -19,15 +19,24 @@ class QueryAnalysis:
     mentions: tuple[Mention, ...] = ()
     # the question in other corpus languages (ontology term substitution): ((language, text), ...)
     translations: tuple[tuple[str, str], ...] = ()
+    # extra PPR seeds that are not in the question (a user's long-term interests): ((MeSH ID, weight), ...)
+    seed_bias: tuple[tuple[str, float], ...] = ()
 
     @property
     def seeds(self) -> dict[str, float]:
-        """MeSH ID → seed weight (the best linking score among its mentions)."""
+        """MeSH ID → seed weight: the best linking score among its mentions, or its ``seed_bias``."""
         out: dict[str, float] = {}
         for m in self.mentions:
             if m.mesh_id:
                 out[m.mesh_id] = max(out.get(m.mesh_id, 0.0), m.score or 1.0)
+        for mesh_id, weight in self.seed_bias:
+            out[mesh_id] = max(out.get(mesh_id, 0.0), weight)
         return out
+
+    @property
+    def entity_ids(self) -> list[str]:
+        """The question's own linked MeSH IDs, in order of mention (no ``seed_bias``)."""
+        return list(dict.fromkeys(m.mesh_id for m in self.mentions if m.mesh_id))
 
 
 @dataclass
