@@ -304,6 +304,42 @@ class StoresConfig(_Model):
         return self.graph.kind == "embedded" or self.vector.kind == "qdrant_local"
 
 
+# --- App state: sessions, long-term memory, API keys and quotas (medgraph/memory, medgraph/auth) ---
+
+
+class AppConfig(_Model):
+    """The app's own state (sessions, memories, users, keys, quota counts): one SQLite file."""
+
+    path: str = "./.medgraph/app.sqlite"
+
+
+class MemoryConfig(_Model):
+    """Short-term (session turns) and long-term (per-user, decaying) memory of the agent."""
+
+    half_life_days: float = Field(default=30.0, gt=0)  # interests and memories halve in weight in this time
+    capacity_per_entity: int = Field(default=5, ge=1)  # memories kept per (user, MeSH entity)
+    history_turns: int = Field(default=5, ge=0)  # last messages of the session given to the agent
+    top_interests: int = Field(default=5, ge=0)  # strongest interests of a signed-in user used as context
+    session_max_age_days: float = Field(default=30.0, gt=0)  # idle sessions older than this are deleted
+
+
+class AuthConfig(_Model):
+    """API keys, daily quotas and the concurrency gate of the HTTP API.
+
+    ``required: false`` lets anonymous callers in (they share one quota bucket and get no
+    long-term memory). Secrets never live in the config: ``admin_key_env`` and ``pepper_env``
+    name the environment variables that hold them.
+    """
+
+    required: bool = False
+    admin_key_env: str = "MEDGRAPH_ADMIN_KEY"  # a key (mgk_...) installed for the "admin" user on start
+    pepper_env: str = "MEDGRAPH_KEY_PEPPER"  # HMAC key for stored key hashes (unset: plain SHA-256)
+    per_user_daily: int = Field(default=200, ge=1)  # questions per user (or all anonymous callers) per UTC day
+    global_daily: int = Field(default=5000, ge=1)  # questions per UTC day in total
+    max_concurrent: int = Field(default=4, ge=1)  # questions answered at once; the rest wait in line
+    max_queue: int | None = Field(default=64, ge=0)  # longer line: 429 at once (None: unbounded)
+
+
 class MedGraphConfig(_Model):
     ray: RayConfig = RayConfig()
     pipeline: PipelineConfig = PipelineConfig()
@@ -321,6 +357,9 @@ class MedGraphConfig(_Model):
     stores: StoresConfig = StoresConfig()
     router: RouterConfig = RouterConfig()  # medgraph/config/llm.py
     tiers: TiersConfig = TiersConfig()
+    app: AppConfig = AppConfig()
+    memory: MemoryConfig = MemoryConfig()
+    auth: AuthConfig = AuthConfig()
 
     @model_validator(mode="after")
     def _router_engine(self) -> MedGraphConfig:
