@@ -121,19 +121,14 @@ class VocabularySource(_Model):
 
     kinds: ``mesh_xml`` (NLM descYYYY.xml[.gz]), ``mesh_names`` / ``mesh_tree`` / ``mesh_entry_terms``
     (TSV), ``multilingual_terms`` (TSV: mesh_id, lang, term, source), ``pubtator`` (training-split
-    mentions mined as extra surface forms), ``mesh_translation_tsv`` (mesh_id, lang, term) and
-    ``mesh_translation_xml`` (a translated MeSH in NLM descriptor XML, e.g. ZB MED's German MeSH),
-    ``translation_pairs`` (lang, term, en_term, source) and ``babelon`` (HPO translation tables),
-    joined to MeSH through their English names. ``optional`` sources that are missing are skipped.
+    mentions mined as extra surface forms). ``optional`` sources that are missing are skipped.
     """
 
     kind: Literal[
-        "mesh_xml", "mesh_names", "mesh_tree", "mesh_entry_terms", "multilingual_terms", "pubtator",
-        "mesh_translation_tsv", "mesh_translation_xml", "translation_pairs", "babelon",
+        "mesh_xml", "mesh_names", "mesh_tree", "mesh_entry_terms", "multilingual_terms", "pubtator"
     ]
     path: str
     optional: bool = False
-    lang: str | None = None  # mesh_translation_xml: the language when the file does not say (default de)
 
 
 class VocabularyConfig(_Model):
@@ -211,10 +206,6 @@ class RetrievalConfig(_Model):
     languages: tuple[Literal["en", "de", "zh"], ...] = ("en", "de", "zh")
     names_per_entity: int = Field(default=2, ge=1)  # target-language names substituted per entity
     analysis_cache: int = Field(default=1024, ge=0)  # questions whose NER + linking is cached
-    # per question language, a factor per path multiplied into ``weights`` (``translate`` also scales
-    # ``translate:<lang>``); e.g. ``{de: {sparse: 0.3}}``: German questions over an English corpus
-    language_weights: dict[Literal["en", "de", "zh"], dict[str, Annotated[float, Field(ge=0.0)]]] = Field(
-        default_factory=dict)
 
 
 class RerankConfig(_Model):
@@ -264,18 +255,6 @@ class ServeConfig(_Model):
     retriever: DeploymentConfig = DeploymentConfig()
     reranker: DeploymentConfig = DeploymentConfig()
     router: DeploymentConfig = DeploymentConfig(num_cpus=0.05)  # routing rules; LLM tiers: tiers.engines.*.deployment
-    # the LangGraph agent; it owns the session / memory file (app.path): keep it at 1 replica per app store
-    agent: DeploymentConfig = DeploymentConfig(num_cpus=0.1)
-
-
-class AgentConfig(_Model):
-    """The agent's graph (medgraph/agent/graph.py): the relational channel and memory in context."""
-
-    relational_weight: float = Field(default=0.5, ge=0.0)  # RRF weight of the relational channel (semantic 1)
-    relational_pairs: int = Field(default=6, ge=1)  # question entity pairs searched for co-occurrence paths
-    relational_limit: int = Field(default=10, ge=1)  # evidence chunks of the relational channel
-    memories: int = Field(default=2, ge=0)  # the user's conversation memories recalled into the context
-    interest_seed_weight: float = Field(default=0.3, ge=0.0, le=1.0)  # PPR seed weight of the top interest
 
 
 class EmbeddedGraphStoreConfig(_Model):
@@ -323,49 +302,6 @@ class StoresConfig(_Model):
     def embedded(self) -> bool:
         """True when a store has a single owner process (local SQLite / Qdrant local mode)."""
         return self.graph.kind == "embedded" or self.vector.kind == "qdrant_local"
-
-
-# --- Gap completion: literature for missing evidence (medgraph/literature) ---------------------
-
-
-class PubMedSourceConfig(_Model):
-    """NCBI E-utilities; the API key is read from the environment variable ``api_key_env``."""
-
-    kind: Literal["pubmed"]
-    base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-    api_key_env: str = "NCBI_API_KEY"
-    email: str | None = None
-    tool: str = "medgraph"
-    rate_per_s: float | None = Field(default=None, gt=0)  # None: NCBI's 3/s, 10/s with an API key
-    retries: int = Field(default=3, ge=0)
-    timeout_s: float = Field(default=10.0, gt=0)  # per request
-
-
-class LocalSourceConfig(_Model):
-    """A directory of .txt / .md / .jsonl documents not yet in the stores."""
-
-    kind: Literal["local"]
-    path: str
-
-
-LiteratureSourceConfig = Annotated[PubMedSourceConfig | LocalSourceConfig, Field(discriminator="kind")]
-
-
-class GapsConfig(_Model):
-    """When retrieved evidence has gaps, fetch literature for the missing entities and ingest it live.
-
-    Triggers (``medgraph.literature.gaps``): two question entities with no connecting evidence in
-    the graph, or a single-entity question whose best evidence is below ``noise_floor``.
-    """
-
-    enabled: bool = True
-    noise_floor: float = Field(default=0.3, ge=0.0, le=1.0)  # calibrated relevance of "weak" evidence
-    max_tool_calls: int = Field(default=2, ge=0)  # literature searches per question
-    time_budget_s: float = Field(default=20.0, gt=0)  # all fetching and ingesting of one question
-    max_results: int = Field(default=5, ge=1)  # records per search
-    max_pairs: int = Field(default=6, ge=1)  # entity pairs checked for connecting evidence
-    sources: list[LiteratureSourceConfig] = Field(
-        default_factory=lambda: [LocalSourceConfig(kind="local", path="./.medgraph/literature")])
 
 
 # --- App state: sessions, long-term memory, API keys and quotas (medgraph/memory, medgraph/auth) ---
@@ -424,7 +360,6 @@ class MedGraphConfig(_Model):
     app: AppConfig = AppConfig()
     memory: MemoryConfig = MemoryConfig()
     auth: AuthConfig = AuthConfig()
-    gaps: GapsConfig = GapsConfig()  # gap completion (medgraph/literature)
 
     @model_validator(mode="after")
     def _router_engine(self) -> MedGraphConfig:
