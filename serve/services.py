@@ -102,7 +102,11 @@ class AnswererService:
 
 
 class RouterService:
-    """Routes a question to a tier. ``classifier``: the handle of the engine the LLM router uses."""
+    """Routes a question to a tier. ``classifier``: the handle of the engine the LLM router uses.
+
+    ``router.kind: dspy`` runs the DSPy router program (``medgraph.route.dspy_router``) with its
+    one LM call awaited on the classifier handle (``TierService.chat``) through the DSPy bridge.
+    """
 
     def __init__(self, cfg: MedGraphConfig, classifier: Any = None) -> None:
         from medgraph.route import RuleRouter
@@ -128,3 +132,24 @@ class RouterService:
         except Exception as exc:  # noqa: BLE001 - an unavailable classifier falls back to the rules
             return self.llm.decide(analysis, None, f"{type(exc).__name__}: {exc}")
         return self.llm.decide(analysis, str(raw))
+        self.dspy: Any = None
+        self.dspy_lm: Any = None
+        if r.kind == "dspy":
+            self._build_dspy(cfg)
+
+    def _build_dspy(self, cfg: MedGraphConfig) -> None:
+        from medgraph.llm.dspy_bridge import chat_lm
+        from medgraph.route.dspy_router import PARAMS, DSPyRouter, load_program
+
+        r = cfg.router
+        program = load_program(r.program, r.reasoning) if r.program else None
+        self.dspy = DSPyRouter(None, r.small_max, r.medium_max, program=program, reasoning=r.reasoning)
+        self.dspy_lm = chat_lm(achat=self._classifier_chat, name=f"router-{r.engine}", params=PARAMS)
+
+    async def _classifier_chat(self, messages: list[dict[str, str]], params: Any) -> str:
+        if self.classifier is None:
+            raise RuntimeError("router.kind dspy: no classifier engine handle was given")
+        return str(await asyncio.wait_for(self.classifier.chat.remote(messages, params), self.timeout_s))
+        if self.dspy is not None and self.classifier is not None:
+            decision: RouteDecision = await self.dspy.aroute(analysis, self.dspy_lm)
+            return decision

@@ -191,18 +191,25 @@ class RouterConfig(_Frozen):
 
     ``kind: rules``: the transparent offline classifier (cue words EN/DE/ZH, linked entity
     types, patient constraints). ``kind: llm``: an LLM classifier on ``engine`` (one of
-    ``tiers.engines``), falling back to the rules when its output does not parse.
+    ``tiers.engines``), falling back to the rules when its output does not parse. ``kind: dspy``:
+    the same on ``engine`` as a DSPy program (``medgraph.route.dspy_router``: intent, entities,
+    constraints and a retrieval rewrite), optionally with the few-shot demos compiled into
+    ``program`` (a JSON file) and reasoning first (``reasoning``: ChainOfThought).
     """
 
-    kind: Literal["rules", "llm"] = "rules"
+    kind: Literal["rules", "llm", "dspy"] = "rules"
     small_max: int = Field(default=3, ge=2, le=6)  # total <= small_max -> small
     medium_max: int = Field(default=4, ge=2, le=6)  # total <= medium_max -> medium, above -> large
     engine: str | None = None  # its deployment: serve.router
+    program: str | None = None  # kind dspy: a compiled router program (JSON), loaded at start-up
+    reasoning: bool = False  # kind dspy: ChainOfThought (reasoning before the answer) instead of Predict
 
     @model_validator(mode="after")
     def _check(self) -> RouterConfig:
         if self.medium_max < self.small_max:
             raise ValueError("router: need small_max <= medium_max")
-        if self.kind == "llm" and not self.engine:
-            raise ValueError("router.kind llm needs router.engine (an engine of tiers.engines)")
+        if self.kind in ("llm", "dspy") and not self.engine:
+            raise ValueError(f"router.kind {self.kind} needs router.engine (an engine of tiers.engines)")
+        if self.program is not None and self.kind != "dspy":
+            raise ValueError("router.program is a compiled DSPy program: it needs router.kind dspy")
         return self

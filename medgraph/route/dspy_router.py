@@ -29,12 +29,15 @@ from typing import Any
 
 import dspy
 
+from medgraph.llm.base import ChatParams
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.route.rules import RuleRouter, counted_entities, find_constraints
 from medgraph.route.types import CONSTRAINT_KINDS, INTENT_DEPTH, Intent, RouteDecision, entity_score, tier_for
 
 log = logging.getLogger(__name__)
 REWRITE_NOTE = "rewritten: "
+# the chat-format reply of four short fields (and the reasoning with ChainOfThought) fits in this
+PARAMS = ChatParams(max_tokens=256, temperature=0.0)
 
 
 class ClassifyQuestion(dspy.Signature):  # type: ignore[misc]  # dspy ships no type hints

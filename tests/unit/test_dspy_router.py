@@ -144,3 +144,58 @@ def test_dspy_settings_are_left_alone():
     lm = DummyLM([{"intent": "PATIENT_FAQ", "entities": [], "constraints": [], "rewritten": "q"}])
     DSPyRouter(lm).route(QueryAnalysis("What is a cold?", "en"))
     assert dspy.settings.lm is before  # the router's LM is scoped to its call
+
+
+class _Remote:
+    """A Serve handle method: ``remote(...)`` returns an awaitable (here a coroutine)."""
+
+    def __init__(self, reply: str | Exception) -> None:
+        self.reply, self.calls = reply, 0
+
+    def remote(self, messages: list[dict[str, str]], params: ChatParams):
+        self.calls += 1
+
+        async def answer() -> str:
+            if isinstance(self.reply, Exception):
+                raise self.reply
+            assert params.max_tokens == 256 and messages[-1]["role"] == "user"
+            return self.reply
+
+        return answer()
+
+
+class _EngineHandle:
+    def __init__(self, reply: str | Exception) -> None:
+        self.chat = _Remote(reply)
+
+
+def test_router_service_kind_dspy_calls_the_engine_handle(repo_root, tmp_path):
+    from medgraph.config import load_config
+    from serve.services import RouterService
+
+    program = save_program(compile_program([r for r in load_labelled(FIXTURES / "labelled_questions.jsonl")
+                                            if r["split"] == "train"], max_demos=4), tmp_path / "router.json")
+    cfg = load_config(repo_root / "configs" / "local.yaml",
+                      ["router.kind=dspy", "router.engine=gemma", f"router.program={program}"])
+    handle = _EngineHandle(_reply("CLINICAL_DECISION", ["asthma"], ["age"], "asthma treatment children"))
+    service = RouterService(cfg, handle)
+    analysis = QueryAnalysis("Wie wird Asthma bei Kindern behandelt?", "de")
+    decision = asyncio.run(service.route(analysis))
+    assert (decision.method, decision.intent, decision.tier) == ("dspy", Intent.CLINICAL_DECISION, "medium")
+    assert handle.chat.calls == 1 and len(service.dspy.program.classify.demos) == 4
+
+    down = RouterService(cfg, _EngineHandle(ConnectionError("replica gone")))
+    decision = asyncio.run(down.route(analysis))
+    assert decision.method == "dspy-fallback" and any("replica gone" in n for n in decision.notes)
+    forced = asyncio.run(service.route(analysis, tier="large"))
+    assert (forced.tier, forced.method) == ("large", "forced") and handle.chat.calls == 1
+
+
+def test_router_config_kind_dspy():
+    from medgraph.config.llm import RouterConfig
+
+    assert RouterConfig(kind="dspy", engine="gemma", program="p.json").program == "p.json"
+    with pytest.raises(ValueError, match="router.kind dspy needs router.engine"):
+        RouterConfig(kind="dspy")
+    with pytest.raises(ValueError, match="needs router.kind dspy"):
+        RouterConfig(kind="llm", engine="gemma", program="p.json")
