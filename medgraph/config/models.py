@@ -121,14 +121,19 @@ class VocabularySource(_Model):
 
     kinds: ``mesh_xml`` (NLM descYYYY.xml[.gz]), ``mesh_names`` / ``mesh_tree`` / ``mesh_entry_terms``
     (TSV), ``multilingual_terms`` (TSV: mesh_id, lang, term, source), ``pubtator`` (training-split
-    mentions mined as extra surface forms). ``optional`` sources that are missing are skipped.
+    mentions mined as extra surface forms), ``mesh_translation_tsv`` (mesh_id, lang, term) and
+    ``mesh_translation_xml`` (a translated MeSH in NLM descriptor XML, e.g. ZB MED's German MeSH),
+    ``translation_pairs`` (lang, term, en_term, source) and ``babelon`` (HPO translation tables),
+    joined to MeSH through their English names. ``optional`` sources that are missing are skipped.
     """
 
     kind: Literal[
-        "mesh_xml", "mesh_names", "mesh_tree", "mesh_entry_terms", "multilingual_terms", "pubtator"
+        "mesh_xml", "mesh_names", "mesh_tree", "mesh_entry_terms", "multilingual_terms", "pubtator",
+        "mesh_translation_tsv", "mesh_translation_xml", "translation_pairs", "babelon",
     ]
     path: str
     optional: bool = False
+    lang: str | None = None  # mesh_translation_xml: the language when the file does not say (default de)
 
 
 class VocabularyConfig(_Model):

@@ -3,7 +3,8 @@
 Inputs: raw strings in any language (EN/DE/ZH). Outputs:
 
 - ``fold(text)``: case-, diacritic- and width-folded string (NFKC, casefold, accents stripped,
-  ``ß`` → ``ss``); length may change.
+  ``ß`` → ``ss``, traditional Chinese characters → simplified, one character for one, so
+  ``腫瘤`` and ``肿瘤`` share every key); length may change.
 - ``match_key(term)``: the key a term is stored under in the gazetteer: folded, every non
   alphanumeric character turned into a space, a space between CJK and other alphanumerics
   (``2型糖尿病`` → ``2 型糖尿病``), spaces collapsed.
@@ -18,6 +19,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+
+import zhconv
 
 _ASCII_SCAN = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
 _SPACES = re.compile(r"\s+")
@@ -57,13 +60,22 @@ def has_cjk(text: str) -> bool:
 
 
 @lru_cache(maxsize=65536)
+def simplified(ch: str) -> str:
+    """The simplified form of one traditional Chinese character (itself when it has none)."""
+    out = zhconv.convert(ch, "zh-hans")
+    return out if len(out) == 1 else ch
+
+
+@lru_cache(maxsize=65536)
 def fold_char(ch: str) -> str:
-    """Fold one character: NFKC (full-width → half-width), casefold, strip combining marks."""
+    """Fold one character: NFKC (full-width → half-width), casefold, strip combining marks,
+    traditional → simplified Chinese."""
     if ch.isascii():
         return ch.lower()
     folded = unicodedata.normalize("NFKC", ch).casefold()
     decomposed = unicodedata.normalize("NFKD", folded)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    out = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return simplified(out) if len(out) == 1 and is_cjk(out) else out
 
 
 def fold(text: str) -> str:

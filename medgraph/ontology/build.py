@@ -9,6 +9,11 @@ Merging: descriptors are the union of IDs that received a name from any source; 
 merged; a descriptor's ``name`` is its English preferred name (first source wins). Surface forms
 mined from PubTator training files are kept only for known descriptors and do not enter
 ``Entity.names`` (they are corpus annotations, not vocabulary names).
+
+Translation pairs (``translation_pairs``, ``babelon``: a German or Chinese term with its English
+name) are joined after every source is read: the English name's ``match_key``, else its
+``norm_key``, must point to exactly one descriptor through its English names and entry terms;
+the manifest's ``translation_join`` says how many pairs and terms were joined per language.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from medgraph.config.models import MedGraphConfig, VocabularyConfig, VocabularySource
+from medgraph.extract.text import match_key, norm_key
 from medgraph.ontology.categories import category_from_trees
 from medgraph.ontology.sources import Row, read_source, resolve_paths
 from medgraph.ontology.vocabulary import (
@@ -46,9 +52,12 @@ class _Acc:
     preferred: dict[str, str] = field(default_factory=dict)
     trees: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     mined: Counter[tuple[str, str]] = field(default_factory=Counter)
+    via_en: list[tuple[str, str, str]] = field(default_factory=list)  # (lang, term, English name)
 
     def add(self, row: Row) -> None:
-        if row.kind == "tree":
+        if row.kind == "via_en":
+            self.via_en.append((row.lang, row.value, row.en))
+        elif row.kind == "tree":
             if row.value not in self.trees[row.mesh_id]:
                 self.trees[row.mesh_id].append(row.value)
         elif row.kind == "mined":
@@ -59,6 +68,42 @@ class _Acc:
             per_lang[row.value] = min(rank, per_lang.get(row.value, rank))
             if rank == RANK_NAME and row.lang == "en":
                 self.preferred.setdefault(row.mesh_id, row.value)
+
+
+def _english_keys(acc: _Acc) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """``match_key`` and ``norm_key`` of every English name / entry term → descriptor IDs."""
+    exact: dict[str, set[str]] = defaultdict(set)
+    norm: dict[str, set[str]] = defaultdict(set)
+    for mesh_id, per_lang in acc.names.items():
+        for term in per_lang.get("en", {}):
+            exact[match_key(term)].add(mesh_id)
+            norm[norm_key(term)].add(mesh_id)
+    return exact, norm
+
+
+def join_translations(acc: _Acc) -> dict[str, dict[str, int]]:
+    """Attach each translated term to the one descriptor its English name names; counts per lang."""
+    if not acc.via_en:
+        return {}
+    exact, norm = _english_keys(acc)
+    stats: dict[str, Counter[str]] = defaultdict(Counter)
+    joined: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for lang, term, english in acc.via_en:
+        stats[lang]["pairs"] += 1
+        ids = exact.get(match_key(english)) or set()
+        if len(ids) != 1:
+            ids = norm.get(norm_key(english)) or set()
+        if len(ids) != 1:
+            stats[lang]["ambiguous" if ids else "unmatched"] += 1
+            continue
+        mesh_id = next(iter(ids))
+        joined[lang].add((mesh_id, term))
+        per_lang = acc.names[mesh_id].setdefault(lang, {})
+        per_lang.setdefault(term, RANK_SYNONYM)
+    for lang, pairs in joined.items():
+        stats[lang]["terms"] = len(pairs)
+        stats[lang]["ids"] = len({m for m, _ in pairs})
+    return {lang: dict(sorted(c.items())) for lang, c in sorted(stats.items())}
 
 
 def config_fingerprint(cfg: VocabularyConfig) -> str:
@@ -128,9 +173,11 @@ def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
     t0 = time.perf_counter()
     acc = _Acc()
     sources = [_load_source(acc, s) for s in cfg.sources]
+    translation_join = join_translations(acc)
     entities, terms = _assemble(acc)
     manifest: dict[str, Any] = {
         "sources": sources,
+        "translation_join": translation_join,
         "fingerprint": config_fingerprint(cfg),
         **_counts(entities, terms),
     }
@@ -155,6 +202,7 @@ def build_summary(vocab: Vocabulary) -> dict[str, Any]:
         "mined_terms",
         "terms_by_lang",
         "ids_with_name_by_lang",
+        "translation_join",
         "categories",
         "build_seconds",
         "fingerprint",
@@ -188,6 +236,8 @@ def default_sources(shared_data: str | None = None) -> list[VocabularySource]:
         s(kind="multilingual_terms", path="pkg:seed_terms.tsv"),
         s(kind="mesh_names", path=f"{d}/mesh/mesh2015_descriptor_names.tsv", optional=True),
         s(kind="multilingual_terms", path=f"{d}/mesh_multilingual/terms.part*.tsv", optional=True),
+        s(kind="translation_pairs", path="pkg:cmekg_zh_en.tsv.gz"),
+        s(kind="babelon", path=f"{d}/hpo_translations/hp-*.babelon.tsv", optional=True),
         s(kind="pubtator", path=f"{d}/bc5cdr/CDR_TrainingSet.PubTator.txt", optional=True),
         s(kind="pubtator", path=f"{d}/ncbi_disease/NCBItrainset_corpus.txt", optional=True),
     ]

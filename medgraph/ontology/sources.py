@@ -10,6 +10,16 @@ Kinds:
 - ``mesh_names``: TSV ``mesh_id, mesh_name`` (header). ``mesh_tree``: TSV with ``mesh_id`` and
   ``mesh_tree_number`` columns (header). ``mesh_entry_terms``: TSV without header:
   ``mesh_id, name, entry|terms``. ``multilingual_terms``: TSV ``mesh_id, lang, term, source``.
+- ``mesh_translation_tsv``: a translated MeSH as TSV ``mesh_id, lang, term`` (header optional), e.g.
+  an official German or Chinese MeSH exported to three columns.
+- ``mesh_translation_xml``: a translated MeSH in the NLM descriptor XML layout (``DescriptorRecord``
+  with ``DescriptorUI``, ``DescriptorName/String`` and ``ConceptList/.../Term/String``), as the
+  German MeSH of ZB MED (formerly DIMDI) is distributed; the language is the root's
+  ``LanguageCode`` (``ger`` → de, ``chi`` → zh) or else the source's ``lang``.
+- ``translation_pairs``: TSV ``lang, term, en_term, source``: a term paired with an English name;
+  the build joins ``en_term`` to the English MeSH names (see ``medgraph.ontology.build``).
+- ``babelon``: an HPO Babelon translation table (``source_value`` English label,
+  ``translation_language``, ``translation_value``), read as translation pairs.
 - ``pubtator``: mention → MeSH ID pairs mined from a TRAINING PubTator file. Files whose name
   says development/test are refused: those splits are for measuring.
 """
@@ -38,13 +48,15 @@ _HELD_OUT = re.compile(r"develop|devel|(^|[^a-z])dev([^a-z]|$)|test", re.IGNOREC
 
 
 class Row(NamedTuple):
-    """One vocabulary fact. ``kind``: name | term | tree | mined; ``n``: count, only for mined."""
+    """One vocabulary fact. ``kind``: name | term | tree | mined | via_en; ``n``: count, only for
+    mined; ``en``: the English name a ``via_en`` term translates (its ``mesh_id`` is empty)."""
 
     kind: str
     mesh_id: str
     value: str
     lang: str = "en"
     n: int = 0
+    en: str = ""
 
 
 def resolve_paths(path: str) -> list[Path]:
@@ -73,9 +85,11 @@ def read_source(source: VocabularySource) -> Iterator[Row]:
     paths = resolve_paths(source.path)
     if not paths:
         raise FileNotFoundError(f"vocabulary source {source.kind}: no file at {source.path}")
-    reader = _READERS[source.kind]
     for path in paths:
-        yield from reader(path)
+        if source.kind == "mesh_translation_xml":
+            yield from read_mesh_translation_xml(path, source.lang or "de")
+        else:
+            yield from _READERS[source.kind](path)
 
 
 def read_mesh_xml(path: Path) -> Iterator[Row]:
@@ -145,6 +159,57 @@ def read_multilingual_terms(path: Path) -> Iterator[Row]:
             yield Row(kind, mesh_id.strip(), term.strip(), lang.strip())
 
 
+_LANGUAGE_CODES = {"ger": "de", "deu": "de", "de": "de", "chi": "zh", "zho": "zh", "zh": "zh", "eng": "en"}
+
+
+def read_mesh_translation_xml(path: Path, lang: str) -> Iterator[Row]:
+    """Names and terms of a translated MeSH descriptor XML, in ``lang`` (or the root's code)."""
+    with _open_binary(path) as fh:
+        context = ET.iterparse(fh, events=("start", "end"))
+        _, root = next(context)
+        lang = _LANGUAGE_CODES.get((root.get("LanguageCode") or "").lower(), lang)
+        for event, elem in context:
+            if event != "end" or elem.tag != "DescriptorRecord":
+                continue
+            for row in _descriptor_rows(elem):
+                if row.kind != "tree":
+                    yield row._replace(lang=lang)
+            elem.clear()
+            root.clear()
+
+
+def read_mesh_translation_tsv(path: Path) -> Iterator[Row]:
+    """``mesh_id, lang, term`` lines; a first line that is not a MeSH ID is a header."""
+    with _open_text(path) as fh:
+        for line in fh:
+            parts = [p.strip() for p in line.rstrip("\r\n").split("\t")]
+            if len(parts) < 3 or not parts[2]:
+                continue
+            m = _MESH_ID.match(parts[0])
+            if m is None:
+                continue
+            yield Row("term", m.group(1), parts[2], parts[1].lower())
+
+
+def read_translation_pairs(path: Path) -> Iterator[Row]:
+    """``lang, term, en_term, source``: terms to be joined to MeSH through their English name."""
+    with _open_text(path) as fh:
+        for rec in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            lang, term, en = ((rec.get(k) or "").strip() for k in ("lang", "term", "en_term"))
+            if lang and term and en:
+                yield Row("via_en", "", term, lang, en=en)
+
+
+def read_babelon(path: Path) -> Iterator[Row]:
+    """HPO Babelon table: each translated label paired with its English label."""
+    with _open_text(path) as fh:
+        for rec in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            keys = ("translation_language", "translation_value", "source_value")
+            lang, term, en = ((rec.get(k) or "").strip() for k in keys)
+            if lang and term and en and (rec.get("source_language") or "en") == "en":
+                yield Row("via_en", "", term, lang, en=en)
+
+
 def read_pubtator(path: Path) -> Iterator[Row]:
     """Mention → MeSH descriptor counts from a training split (composites via their parts)."""
     if _HELD_OUT.search(path.name):
@@ -177,4 +242,7 @@ _READERS = {
     "mesh_entry_terms": read_mesh_entry_terms,
     "multilingual_terms": read_multilingual_terms,
     "pubtator": read_pubtator,
+    "mesh_translation_tsv": read_mesh_translation_tsv,
+    "translation_pairs": read_translation_pairs,
+    "babelon": read_babelon,
 }
