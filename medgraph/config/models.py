@@ -318,6 +318,18 @@ class AppConfig(_Model):
     path: str = "./.medgraph/app.sqlite"
 
 
+class RewriterConfig(_Model):
+    """Short-term memory: the follow-up question rewriter (medgraph/agent/rewrite.py).
+
+    ``rules``: offline pronoun / ellipsis resolution from the last ``window`` turns (EN/DE/ZH).
+    ``dspy``: a DSPy program on ``engine`` (one of tiers.engines), falling back to the rules.
+    """
+
+    kind: Literal["rules", "dspy"] = "rules"
+    engine: str | None = None
+    window: int = Field(default=5, ge=1, le=20)  # turns of history the rewriter reads
+
+
 class MemoryConfig(_Model):
     """Short-term (session turns) and long-term (per-user, decaying) memory of the agent."""
 
@@ -326,6 +338,7 @@ class MemoryConfig(_Model):
     history_turns: int = Field(default=5, ge=0)  # last messages of the session given to the agent
     top_interests: int = Field(default=5, ge=0)  # strongest interests of a signed-in user used as context
     session_max_age_days: float = Field(default=30.0, gt=0)  # idle sessions older than this are deleted
+    rewriter: RewriterConfig = RewriterConfig()  # follow-up questions made standalone (short-term memory)
 
 
 class AuthConfig(_Model):
@@ -343,6 +356,19 @@ class AuthConfig(_Model):
     global_daily: int = Field(default=5000, ge=1)  # questions per UTC day in total
     max_concurrent: int = Field(default=4, ge=1)  # questions answered at once; the rest wait in line
     max_queue: int | None = Field(default=64, ge=0)  # longer line: 429 at once (None: unbounded)
+
+
+class GuardConfig(_Model):
+    """Guardrails (medgraph/agent/guard.py): hazard categories S1-S14 on questions and answers.
+
+    ``rules``: the offline EN/DE/ZH rule table (medgraph/agent/guard_rules.py). ``llama_guard``:
+    Llama Guard 3 on ``engine`` (one of tiers.engines), falling back to the rules when the call
+    fails or the reply does not parse.
+    """
+
+    kind: Literal["rules", "llama_guard"] = "rules"
+    engine: str | None = None
+    require_disclaimer: bool = True  # output check reports a medical answer without the disclaimer
 
 
 class MedGraphConfig(_Model):
@@ -365,6 +391,16 @@ class MedGraphConfig(_Model):
     app: AppConfig = AppConfig()
     memory: MemoryConfig = MemoryConfig()
     auth: AuthConfig = AuthConfig()
+    guard: GuardConfig = GuardConfig()  # medgraph/agent/guard.py
+
+    @model_validator(mode="after")
+    def _agent_engines(self) -> MedGraphConfig:
+        for key, kind, engine in (("guard", self.guard.kind, self.guard.engine),
+                                  ("memory.rewriter", self.memory.rewriter.kind, self.memory.rewriter.engine)):
+            if kind != "rules" and (engine is None or engine not in self.tiers.engines):
+                raise ValueError(f"{key}.kind {kind} needs {key}.engine in tiers.engines "
+                                 f"{sorted(self.tiers.engines)}, got {engine!r}")
+        return self
 
     @model_validator(mode="after")
     def _router_engine(self) -> MedGraphConfig:
