@@ -14,12 +14,17 @@ Cascade (first hit wins; deterministic):
 5. ``variant``: the MeSH head-noun convention (``cancer`` / ``carcinoma`` / ``tumour`` →
    ``neoplasms``) and the phrase with leading modifiers dropped (``sporadic Wilms tumours`` →
    ``Wilms tumours``; at least two words kept), through steps 2-3.
-6. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
+6. ``language``: German and Chinese spelling variants (``medgraph.link.variants``), for a
+   surface in German (``language="de"``) or written in CJK: German inflection, umlaut and loan-word
+   spellings (``Tuberkulose`` → ``tuberculosis``) and compounds split into parts the German names
+   know (``Lungenentzündung`` ~ ``Entzündung der Lunge``); Chinese modifiers (``急性``/``慢性``) and
+   disease heads (``病``/``症``/``综合征``), through steps 2-3.
+7. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
    (not for short all-caps acronyms, whose character n-grams say little).
-7. ``dense`` (``linking.dense``): the nearest MeSH name in any language by a multilingual dense
+8. ``dense`` (``linking.dense``): the nearest MeSH name in any language by a multilingual dense
    embedder (``medgraph.link.dense``), at cosine ≥ ``dense_threshold``: a German or Chinese term
    the dictionary lacks can still reach its descriptor.
-8. ``head``: the last word alone, when it is a dictionary term (``nonocular tumors`` → tumors).
+9. ``head``: the last word alone, when it is a dictionary term (``nonocular tumors`` → tumors).
 """
 
 from __future__ import annotations
@@ -30,15 +35,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from medgraph.config.models import LinkingConfig
-from medgraph.extract.text import match_key, norm_key
+from medgraph.extract.text import has_cjk, match_key, norm_key
 from medgraph.link.abbreviations import abbreviation_map
 from medgraph.link.tfidf import CharNgramIndex
-from medgraph.ontology.vocabulary import Vocabulary
+from medgraph.link.variants import GermanLexicon, chinese_forms, german_forms
+from medgraph.ontology.vocabulary import Index, Vocabulary, build_index
 
 SCORE_EXACT = 1.0
 SCORE_NORMALISED = 0.95
 SCORE_COMPOSITE = 0.9
 SCORE_VARIANT = 0.85
+SCORE_LANGUAGE = 0.85
 SCORE_HEAD = 0.6
 _NEOPLASM_WORDS = re.compile(
     r"\b(?:cancers?|carcinomas?|tumou?rs?|neoplasias?|malignanc(?:y|ies)|adenocarcinomas?)\b", re.IGNORECASE
@@ -67,6 +74,7 @@ class Linker:
         self.cfg = cfg or LinkingConfig()
         self._tfidf: CharNgramIndex | None = None
         self._dense = dense
+        self._german: tuple[GermanLexicon, Index] | None = None
 
     @property
     def dense(self) -> Any:
@@ -131,6 +139,34 @@ class Linker:
                 return self._result(hit.mesh_id, "variant", SCORE_VARIANT * hit.score)
         return None
 
+    @property
+    def german(self) -> tuple[GermanLexicon, Index]:
+        """The German compound lexicon and the index of German names by ``GermanLexicon.key``."""
+        if self._german is None:
+            german_terms = [t for t in self.vocab.terms if t[1] == "de"]
+            lexicon = GermanLexicon(t[0] for t in german_terms)
+            self._german = lexicon, build_index(german_terms, lexicon.key)
+        return self._german
+
+    def _language(self, surface: str, language: str) -> LinkResult | None:
+        if not self.cfg.normalise:
+            return None
+        if has_cjk(surface):
+            forms = chinese_forms(surface)
+        elif language == "de":
+            lexicon, index = self.german
+            ids = index.get(lexicon.key(surface))
+            if ids:
+                return self._result(ids[0], "language", SCORE_LANGUAGE)
+            forms = german_forms(surface)
+        else:
+            return None
+        for form in forms:
+            hit = self.dictionary(form)
+            if hit is not None and hit.mesh_id is not None:
+                return self._result(hit.mesh_id, "language", SCORE_LANGUAGE * hit.score)
+        return None
+
     def _head(self, surface: str) -> LinkResult | None:
         words = surface.split()
         if len(words) < 2 or not self.cfg.normalise:
@@ -158,9 +194,10 @@ class Linker:
             if mesh_id is not None and score >= self.cfg.dense_threshold:
                 results[i] = self._result(mesh_id, "dense", round(score, 4))
 
-    def _plain(self, surfaces: Sequence[str], fuzzy: bool = True) -> list[LinkResult]:
+    def _plain(self, surfaces: Sequence[str], fuzzy: bool = True, language: str = "en") -> list[LinkResult]:
         results: list[LinkResult | None] = [
-            self.dictionary(s) or self._composite(s) or self._variant(s) for s in surfaces
+            self.dictionary(s) or self._composite(s) or self._variant(s) or self._language(s, language)
+            for s in surfaces
         ]
         if fuzzy:
             self._fuzzy(surfaces, results)
@@ -180,14 +217,13 @@ class Linker:
 
         ``fuzzy=False`` skips the TF-IDF and head-word steps (cheap, high-precision linking).
         """
-        del language  # every language shares one index; kept for the stable signature
         abbr = abbreviation_map(context) if (context and self.cfg.abbreviations) else {}
         queries = [abbr.get(s.strip(), s) for s in surfaces]
-        results = self._plain(queries, fuzzy)
+        results = self._plain(queries, fuzzy, language)
         out = []
         for surface, query, res in zip(surfaces, queries, results, strict=True):
             if query != surface and res.mesh_id is None:
-                res = self._plain([surface], fuzzy)[0]
+                res = self._plain([surface], fuzzy, language)[0]
             elif query != surface:
                 res = LinkResult(res.mesh_id, "abbreviation", res.score, res.category)
             out.append(res)

@@ -17,6 +17,7 @@ import argparse
 import gzip
 import pickle
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         fh.write("lang\tterm\ten_term\tsource\n")
         for zh, en, source in rows:
             fh.write(f"zh\t{zh}\t{en}\t{source}\n")
-    print(f"{len(rows)} pairs -> {args.out}")
+    sys.stdout.write(f"{len(rows)} pairs -> {args.out}\n")
     return 0
 
 
