@@ -309,6 +309,52 @@ class StoresConfig(_Model):
         return self.graph.kind == "embedded" or self.vector.kind == "qdrant_local"
 
 
+# --- Gap completion: literature for missing evidence (medgraph/literature) ---------------------
+
+
+class PubMedSourceConfig(_Model):
+    """NCBI E-utilities; the API key is read from the environment variable ``api_key_env``."""
+
+    kind: Literal["pubmed"]
+    base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    api_key_env: str = "NCBI_API_KEY"
+    email: str | None = None
+    tool: str = "medgraph"
+    rate_per_s: float | None = Field(default=None, gt=0)  # None: NCBI's 3/s, 10/s with an API key
+    retries: int = Field(default=3, ge=0)
+    timeout_s: float = Field(default=10.0, gt=0)  # per request
+
+
+class LocalSourceConfig(_Model):
+    """A directory of .txt / .md / .jsonl documents not yet in the stores."""
+
+    kind: Literal["local"]
+    path: str
+
+
+LiteratureSourceConfig = Annotated[PubMedSourceConfig | LocalSourceConfig, Field(discriminator="kind")]
+
+
+def _default_literature_sources() -> list[LiteratureSourceConfig]:
+    return [LocalSourceConfig(kind="local", path="./.medgraph/literature")]
+
+
+class GapsConfig(_Model):
+    """When retrieved evidence has gaps, fetch literature for the missing entities and ingest it live.
+
+    Triggers (``medgraph.literature.gaps``): two question entities with no connecting evidence in
+    the graph, or a single-entity question whose best evidence is below ``noise_floor``.
+    """
+
+    enabled: bool = True
+    noise_floor: float = Field(default=0.3, ge=0.0, le=1.0)  # calibrated relevance of "weak" evidence
+    max_tool_calls: int = Field(default=2, ge=0)  # literature searches per question
+    time_budget_s: float = Field(default=20.0, gt=0)  # all fetching and ingesting of one question
+    max_results: int = Field(default=5, ge=1)  # records per search
+    max_pairs: int = Field(default=6, ge=1)  # entity pairs checked for connecting evidence
+    sources: list[LiteratureSourceConfig] = Field(default_factory=lambda: _default_literature_sources())
+
+
 # --- App state: sessions, long-term memory, API keys and quotas (medgraph/memory, medgraph/auth) ---
 
 
@@ -388,6 +434,7 @@ class MedGraphConfig(_Model):
     stores: StoresConfig = StoresConfig()
     router: RouterConfig = RouterConfig()  # medgraph/config/llm.py
     tiers: TiersConfig = TiersConfig()
+    gaps: GapsConfig = GapsConfig()  # gap completion (medgraph/literature)
     app: AppConfig = AppConfig()
     memory: MemoryConfig = MemoryConfig()
     auth: AuthConfig = AuthConfig()

@@ -72,6 +72,16 @@ class Retriever:
         self.query_vectors(QueryAnalysis("warm-up", "en"))
         self.graph.ppr({"warm-up": 1.0}, damping=self.cfg.damping, top_k=1)
 
+    def refresh(self) -> None:
+        """See data written since the graph index was built (after a live ingest): the graph store
+        drops its cached incidence / PPR index (``refresh()`` where it has one; Neo4j re-projects
+        by itself when the graph changed) and the index is rebuilt now, not on the next question.
+        The vector store's local index rebuilds after writes by itself."""
+        refresh = getattr(self.graph, "refresh", None)
+        if callable(refresh):
+            refresh()
+        self.graph.ppr({"warm-up": 1.0}, damping=self.cfg.damping, top_k=1)
+
     def _ppr_path(self, analysis: QueryAnalysis, limit: int) -> list[Candidate]:
         if not analysis.seeds:
             return []

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from medgraph.retrieve.ppr import PPRHit, PPRIndex
 from medgraph.schemas import Chunk, Entity, Failure, Mention
-from medgraph.stores.graph import DeleteResult, DocumentRecord
+from medgraph.stores.graph import Connection, DeleteResult, DocumentRecord
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -43,6 +43,19 @@ CREATE TABLE IF NOT EXISTS failures (
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, started REAL, finished REAL, status TEXT, info TEXT, summary TEXT);
 """
+
+
+# connecting evidence of two entities (GraphStore.connecting_evidence): shared chunks, bridges
+_BOTH_SQL = """
+SELECT DISTINCT x.chunk_id FROM mentions x JOIN mentions y ON y.chunk_id = x.chunk_id
+WHERE x.mesh_id = ? AND y.mesh_id = ? ORDER BY x.chunk_id LIMIT ?"""
+_BRIDGES_SQL = """
+SELECT n.mesh_id FROM mentions s JOIN mentions n ON n.chunk_id = s.chunk_id
+WHERE s.mesh_id = ? AND n.mesh_id NOT IN (?, ?)
+INTERSECT
+SELECT n.mesh_id FROM mentions s JOIN mentions n ON n.chunk_id = s.chunk_id
+WHERE s.mesh_id = ? AND n.mesh_id NOT IN (?, ?)
+ORDER BY 1 LIMIT ?"""
 
 
 class EmbeddedGraphStore:
@@ -263,6 +276,20 @@ class EmbeddedGraphStore:
                         nxt.append(entities[j])
             frontier = nxt[:limit]
         return edges
+
+    def connecting_evidence(self, a: str, b: str, limit: int = 10) -> Connection:
+        """Chunks mentioning both entities, and bridge entities sharing a chunk with each (by ID)."""
+        with self._lock:
+            chunks = [r[0] for r in self._db.execute(_BOTH_SQL, (a, b, limit))]
+            bridges = [r[0] for r in self._db.execute(_BRIDGES_SQL, (a, a, b, b, a, b, limit))]
+        return Connection(chunks, bridges)
+
+    def refresh(self) -> None:
+        """Forget the cached incidence matrix and PPR index (another process may have written)."""
+        with self._lock:
+            self._incidence = None
+            self._ppr_cache = None
+            self._version += 1
 
     def incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
         """Entity × chunk matrix (mention counts), entity IDs and chunk IDs; cached until a write."""

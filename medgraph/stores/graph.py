@@ -38,6 +38,18 @@ class DeleteResult:
     entities_removed: int = 0
 
 
+@dataclass(frozen=True)
+class Connection:
+    """How two entities are connected in the graph (``GraphStore.connecting_evidence``)."""
+
+    chunk_ids: list[str] = field(default_factory=list)  # chunks that mention both
+    bridges: list[str] = field(default_factory=list)  # entities that share a chunk with each
+
+    @property
+    def connected(self) -> bool:
+        return bool(self.chunk_ids or self.bridges)
+
+
 class GraphStore(Protocol):
     def upsert_documents(self, docs: list[DocumentRecord]) -> None: ...
 
@@ -71,6 +83,11 @@ class GraphStore(Protocol):
 
     def neighbourhood(self, mesh_id: str, hops: int = 1, limit: int = 25) -> list[tuple[str, str, int]]:
         """Co-occurrence edges ``(source, target, shared-chunk count)`` around an entity."""
+        ...
+
+    def connecting_evidence(self, a: str, b: str, limit: int = 10) -> Connection:
+        """Up to ``limit`` chunks mentioning both entities and up to ``limit`` bridge entities
+        (each shares a chunk with ``a`` and one with ``b``), both sorted by ID; empty when either is unknown."""
         ...
 
     def ppr(self, seeds: dict[str, float], damping: float = 0.5, top_k: int = 50) -> list[PPRHit]:

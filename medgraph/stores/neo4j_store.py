@@ -42,7 +42,7 @@ from medgraph.config.models import Neo4jGraphStoreConfig
 from medgraph.retrieve.ppr import PPRHit
 from medgraph.schemas import Chunk, Entity, Failure, Mention
 from medgraph.stores.errors import StoreUnavailable
-from medgraph.stores.graph import DeleteResult, DocumentRecord
+from medgraph.stores.graph import Connection, DeleteResult, DocumentRecord
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -210,6 +210,18 @@ _PATHS: LiteralString = """
 UNWIND $ids AS id MATCH (e:Entity)-[m:MENTIONED_IN]->(:Chunk {chunk_id: id})
 WITH id, e, count(m) AS w
 RETURN id, e.mesh_id AS mesh_id, w, COUNT { (e)-[:MENTIONED_IN]->() } AS degree
+"""
+# connecting evidence of two entities: chunks that mention both, and bridge entities
+_BOTH: LiteralString = """
+MATCH (:Entity {mesh_id: $a})-[:MENTIONED_IN]->(c:Chunk)<-[:MENTIONED_IN]-(:Entity {mesh_id: $b})
+RETURN DISTINCT c.chunk_id AS chunk_id ORDER BY chunk_id LIMIT $limit
+"""
+_BRIDGES: LiteralString = """
+MATCH (:Entity {mesh_id: $a})-[:MENTIONED_IN]->(:Chunk)<-[:MENTIONED_IN]-(x:Entity)
+WHERE NOT x.mesh_id IN [$a, $b]
+WITH DISTINCT x
+WHERE EXISTS { (x)-[:MENTIONED_IN]->(:Chunk)<-[:MENTIONED_IN]-(:Entity {mesh_id: $b}) }
+RETURN x.mesh_id AS mesh_id ORDER BY mesh_id LIMIT $limit
 """
 
 
@@ -412,6 +424,12 @@ class Neo4jGraphStore:
                         nxt.append(target)
             frontier = nxt[:limit]
         return edges
+
+    def connecting_evidence(self, a: str, b: str, limit: int = 10) -> Connection:
+        """Chunks mentioning both entities, and bridge entities sharing a chunk with each (by ID)."""
+        chunks = [r["chunk_id"] for r in self._read(_BOTH, a=a, b=b, limit=limit)]
+        bridges = [r["mesh_id"] for r in self._read(_BRIDGES, a=a, b=b, limit=limit)]
+        return Connection(chunks, bridges)
 
     # --- Personalized PageRank ----------------------------------------------------------
 
