@@ -143,6 +143,7 @@ def _entity_body(found: dict[str, Any], lang: str | None) -> dict[str, Any]:
         "neighbours": [{"mesh_id": i, "name": display(e), "category": e.category} for i, e in nodes.items()
                        if i != entity.mesh_id],
         "edges": [{"source": s, "target": t, "type": "CO_OCCURS_WITH", "weight": w} for s, t, w in found["edges"]],
+        "communities": found.get("communities", []),  # MEMBER_OF, coarsest first (jobs.build_communities)
     }
 
 
@@ -331,3 +332,14 @@ class Ingress:
         handle = self.engines[engine]
         method = handle.sleep if action == "sleep" else handle.wake
         return await self._call(method, timeout=self._answer_timeout())
+    @app.get("/graph/communities")
+    async def graph_communities(
+        self,
+        level: int | None = Query(default=None, ge=0, le=10),
+        limit: int = Query(default=50, ge=1, le=500),
+        offset: int = Query(default=0, ge=0),
+    ) -> dict[str, Any]:
+        """Communities of the co-occurrence graph, largest first: level, parent, size, summary, citations."""
+        return dict(await self._call(self.retriever.communities, level, limit, offset,
+                                     timeout=self.cfg.store_timeout_s))
+

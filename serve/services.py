@@ -60,7 +60,8 @@ class RetrieverService:
         self.cfg = cfg
         self.graph = make_graph_store(cfg.stores.graph)
         self.vectors = make_vector_store(cfg.stores.vector)
-        self.retriever = Retriever(cfg.retrieval, self.graph, self.vectors, make_embedder(cfg.embedding))
+        self.retriever = Retriever(cfg.retrieval, self.graph, self.vectors, make_embedder(cfg.embedding),
+                                   self._community_search(cfg))
         self.retriever.warm_up()
 
     def retrieve(self, analysis: QueryAnalysis) -> Any:
@@ -73,7 +74,71 @@ class RetrieverService:
         edges = self.graph.neighbourhood(mesh_id, hops=hops, limit=limit)
         ids = {t for _, t, _ in edges} | {s for s, _, _ in edges}
         nodes = {i: self.graph.get_entity(i) for i in ids}
-        return {"entity": entity, "edges": edges, "nodes": {i: e for i, e in nodes.items() if e is not None}}
+        return {"entity": entity, "edges": edges, "nodes": {i: e for i, e in nodes.items() if e is not None},
+                "communities": self.entity_communities(mesh_id)}
+
+    # --- communities (medgraph.community; built by jobs.build_communities) -----------------
+
+    def _community_search(self, cfg: MedGraphConfig) -> Any:
+        """The ``community`` path's searcher, when ``retrieval.paths`` has it."""
+        if "community" not in cfg.retrieval.paths:
+            return None
+        from medgraph.community.index import CommunitySearch, summary_store
+
+        return CommunitySearch(cfg.communities, self.graph, summary_store(self.vectors, cfg.communities))
+
+    def communities(self, level: int | None = None, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+        """Stored communities (one level or all), largest first, with sizes and summaries."""
+        found = self.graph.communities(level=level)
+        return {"total": len(found), "meta": self.graph.community_meta(),
+                "communities": [c.public() for c in found[offset:offset + limit]]}
+
+    def entity_communities(self, mesh_id: str) -> list[dict[str, Any]]:
+        """The communities an entity belongs to, coarsest first (ID, level, parent, size, title)."""
+        ids = self.graph.entity_communities([mesh_id]).get(mesh_id, [])
+        by_id = {c.community_id: c for c in self.graph.communities(ids=ids)} if ids else {}
+        return [{"community_id": c.community_id, "level": c.level, "parent_id": c.parent_id, "size": c.size,
+                 "title": c.title} for c in (by_id[i] for i in ids if i in by_id)]
+
+    def ingest(self, records: list[Any]) -> Any:
+        """Gap completion: index ``LiteratureRecord`` documents into the live stores (this replica
+        owns them), then refresh the graph index; returns the ``IngestReport``."""
+        report = self._ingestor().ingest(records)
+        if report.chunk_ids:
+            self.retriever.refresh()
+        return report
+
+    def find_gaps(self, analysis: QueryAnalysis, ranked: list[Candidate], noise_floor: float | None = None) -> list[Any]:
+        """The question's evidence gaps in this replica's graph (``medgraph.literature.gaps``)."""
+        from medgraph.literature.gaps import find_gaps
+
+        floor = self.cfg.gaps.noise_floor if noise_floor is None else noise_floor
+        return find_gaps(analysis, ranked, self.graph, floor, self.cfg.gaps.max_pairs)
+
+    def _ingestor(self) -> Any:
+        """The live ingestor, built once on first use (it loads the vocabulary for NER + linking)."""
+        import threading
+
+        with self.__dict__.setdefault("_ingest_lock", threading.Lock()):  # setdefault is atomic
+            if getattr(self, "_live_ingestor", None) is None:
+                from medgraph.link import EntityExtractor
+                from medgraph.literature.ingest import LiveIngestor
+                from medgraph.ontology.build import load_or_build
+
+                extractor = EntityExtractor(load_or_build(self.cfg.vocabulary), self.cfg.ner, self.cfg.linking)
+                self._live_ingestor = LiveIngestor(self.cfg, self.graph, self.vectors, extractor,
+                                                   self.retriever.embedder)
+            return self._live_ingestor
+
+    def relational(self, analysis: QueryAnalysis, max_pairs: int = 6, limit: int = 10) -> list[Candidate]:
+        """The agent's relational channel: chunks on co-occurrence paths between the question's
+        entities, with reranker features."""
+        from medgraph.agent.relational import relational_evidence
+
+        cands = relational_evidence(self.graph, analysis.entity_ids, max_pairs, limit)
+        if cands:
+            self.retriever.featurise(analysis, cands)
+        return cands
 
     def ready(self) -> dict[str, Any]:
         """Store counts; raises ``StoreUnavailable`` when a store cannot answer."""

@@ -192,7 +192,7 @@ class FeedbackConfig(_Model):
     weight: float = Field(default=0.5, gt=0.0)  # weight of the strongest expansion term (query terms: 1)
 
 
-RetrievalPath = Literal["vector", "dense", "sparse", "feedback", "ppr", "translate"]
+RetrievalPath = Literal["vector", "dense", "sparse", "feedback", "ppr", "translate", "community"]
 
 
 class RetrievalConfig(_Model):
@@ -426,6 +426,39 @@ class MedGraphConfig(_Model):
     normalise: NormaliseConfig = NormaliseConfig()
     ner: NerConfig = NerConfig()
     linking: LinkingConfig = LinkingConfig()
+class CommunitySearchConfig(_Model):
+    """The ``community`` retrieval path (add ``community`` to ``retrieval.paths`` to use it)."""
+
+    when: Literal["overview", "always"] = "overview"  # overview: only overview / cross-corpus questions
+    communities: int = Field(default=3, ge=1)  # best communities (summary search + entity membership)
+    chunks_per_community: int = Field(default=4, ge=1)  # their cited chunks offered as candidates
+
+
+class CommunitiesConfig(_Model):
+    """Communities of the entity co-occurrence graph (medgraph/community, jobs/build_communities.py).
+
+    Leiden: seeded, so reruns on the same graph give the same partition; level 0 is the coarsest,
+    a community with more than ``max_cluster_size`` members is split at the next level.
+    Summaries: ``extractive`` (offline) or ``llm`` (a DSPy program over ``engine`` of tiers.engines).
+    """
+
+    min_weight: int = Field(default=1, ge=1)  # co-occurrence edges need at least this many shared chunks
+    resolution: float = Field(default=1.0, gt=0.0)
+    max_cluster_size: int = Field(default=50, ge=2)
+    max_levels: int = Field(default=3, ge=1)
+    seed: int = 42
+    randomness: float = Field(default=0.001, gt=0.0)
+    iterations: int = Field(default=2, ge=1)
+    min_size: int = Field(default=2, ge=1)  # smaller communities are not summarised or indexed
+    summariser: Literal["extractive", "llm"] = "extractive"
+    engine: str | None = None  # summariser llm: the engine of tiers.engines (openai kind) it calls
+    summary_entities: int = Field(default=8, ge=1)  # central entities named in a summary
+    summary_sentences: int = Field(default=4, ge=1)  # representative sentences cited
+    evidence_chunks: int = Field(default=12, ge=1)  # chunks read per community to pick them from
+    collection_suffix: str = Field(default="_communities", min_length=1)  # summaries: <collection><suffix>
+    pool: StageResources = StageResources(num_cpus=0.5, min_actors=1, max_actors=2, batch_size=16)
+    search: CommunitySearchConfig = CommunitySearchConfig()
+
     embedding: EmbeddingConfig = EmbeddingConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     rerank: RerankConfig = RerankConfig()
@@ -454,3 +487,14 @@ class MedGraphConfig(_Model):
         if self.router.engine is not None and self.router.engine not in self.tiers.engines:
             raise ValueError(f"router.engine {self.router.engine!r} is not in tiers.engines {sorted(self.tiers.engines)}")
         return self
+    gaps: GapsConfig = GapsConfig()  # gap completion (medgraph/literature)
+    communities: CommunitiesConfig = CommunitiesConfig()  # medgraph/community
+    agent: AgentConfig = AgentConfig()  # the agent graph (medgraph/agent/graph.py)
+    @model_validator(mode="after")
+    def _communities_engine(self) -> MedGraphConfig:
+        c = self.communities
+        if c.summariser == "llm" and (c.engine is None or c.engine not in self.tiers.engines):
+            raise ValueError(f"communities.summariser llm needs communities.engine in tiers.engines "
+                             f"{sorted(self.tiers.engines)}, got {c.engine!r}")
+        return self
+

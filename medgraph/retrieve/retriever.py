@@ -22,7 +22,13 @@ Paths:
   search restricted to chunks in that language; each language is a list of its own (``translate:en`` ...) with ``candidates``
   results (its quota), fused by RRF like any path (weight ``translate:<lang>`` or ``translate``).
   The dense path is cross-lingual by itself when the embedder is multilingual (USE, mE5).
-Every vector path takes an optional filter on the question's language.
+- ``community``: for overview and cross-corpus questions (``medgraph.route.rules.wants_overview``),
+  the chunks cited by the summaries of the question's communities: summary search plus membership
+  of the question's entities (``medgraph.community.index.CommunitySearch``; built by
+  ``jobs.build_communities``). Without a ``communities`` searcher it returns nothing.
+Every vector path takes an optional filter on the question's language. The fusion weights are
+``retrieval.weights`` times the factors of ``retrieval.language_weights`` for the question's
+language (e.g. German questions over an English corpus: the untranslated sparse searches weigh less).
 """
 
 from __future__ import annotations
@@ -59,11 +65,13 @@ class RetrievalResult:
 
 
 class Retriever:
-    def __init__(self, cfg: RetrievalConfig, graph: Any, vectors: Any, embedder: Embedder) -> None:
+    def __init__(self, cfg: RetrievalConfig, graph: Any, vectors: Any, embedder: Embedder,
+                 communities: Any = None) -> None:
         self.cfg = cfg
         self.graph = graph
         self.vectors = vectors
         self.embedder = embedder
+        self.communities = communities  # medgraph.community.index.CommunitySearch, for the community path
 
     # --- paths ------------------------------------------------------------------------------
 
@@ -111,6 +119,8 @@ class Retriever:
             return self._ppr_path(analysis, limit)
         if path == "translate":  # the per-language lists as one (retrieve() fuses them as separate paths)
             return rrf(self.translated_paths(self.translations(analysis), limit), self.cfg.rrf_k)[:limit]
+        if path == "community":
+            return self._community_path(analysis, limit, qv)
         language = analysis.language if self.cfg.language_filter else None
         dense, sparse = qv or self.query_vectors(analysis)
         if path == "vector":
@@ -126,6 +136,13 @@ class Retriever:
         else:
             raise ValueError(f"unknown retrieval path {path!r}")
         return [Candidate(h.chunk_id, h.score, {path: h.score}) for h in hits]
+
+    def _community_path(self, analysis: QueryAnalysis, limit: int, qv: QueryVectors | None) -> list[Candidate]:
+        """The chunks cited by the summaries of the question's communities (overview questions)."""
+        if self.communities is None:
+            return []
+        dense, sparse = qv or self.query_vectors(analysis)
+        return list(self.communities.candidates(analysis, dense, sparse, limit))
 
     def expand_sparse(self, query: SparseVector, ranked_chunk_ids: list[str]) -> SparseVector:
         """``query`` plus feedback terms from the stored sparse vectors of the top ranked chunks."""

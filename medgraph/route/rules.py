@@ -123,6 +123,18 @@ INTENT_CUES: dict[Intent, dict[str, re.Pattern[str]]] = {
 }
 
 
+# Overview questions (the whole corpus in view: "main themes", "overview", "Überblick", "综述"):
+# together with CROSS_CORPUS cues they switch on the community retrieval path (``wants_overview``).
+OVERVIEW = _langs(
+    en=(r"\b(?:main|key|major|common|recurring|central)\s+(?:themes?|topics?|findings?|areas?|issues?)\b",
+        r"\boverview\b", r"\bsummar(?:y|ise|ize|ising|izing)\b", r"\blandscape\b",
+        r"\bwhat (?:is|does) the (?:literature|corpus|evidence|research)\b",
+        r"\bacross (?:the )?(?:corpus|literature|documents|studies|sources)\b", r"\bstate of (?:the )?research\b"),
+    de=(r"\büberblick\w*", r"\bübersicht\w*", r"\bzusammenfass\w*", r"\bhauptthem\w*", r"\bforschungsstand\b",
+        r"\bwichtigsten themen\b"),
+    zh=(r"概述|综述|总结|概况|概览|主要主题|主要议题|主要发现|研究现状|总体来看",),
+)
+
 # A binary relation ("between A and B", "zwischen A und B", "A与B之间", "A和B同时服用") has two
 # arguments even when the linker names only one of them: E counts at least two entities.
 RELATION = _langs(
@@ -203,6 +215,11 @@ def choose_intent(votes: dict[Intent, list[str]]) -> Intent:
         return Intent.PATIENT_FAQ
     return max(votes, key=lambda i: (len(votes[i]), INTENT_DEPTH[i]))
 
+
+def wants_overview(analysis: QueryAnalysis) -> bool:
+    """True for overview and cross-corpus questions: those the community summaries serve."""
+    tables = (OVERVIEW, INTENT_CUES[Intent.CROSS_CORPUS])
+    return any(p.search(analysis.text) for t in tables for p in _patterns(t, analysis.language))
 
 class RuleRouter:
     """Transparent complexity router (the offline tier). Thread-safe and stateless."""

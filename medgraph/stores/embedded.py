@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from medgraph.community.types import Community, citations_from_json
 from medgraph.retrieve.ppr import PPRHit, PPRIndex
 from medgraph.schemas import Chunk, Entity, Failure, Mention
 from medgraph.stores.graph import Connection, DeleteResult, DocumentRecord
@@ -57,6 +58,18 @@ SELECT n.mesh_id FROM mentions s JOIN mentions n ON n.chunk_id = s.chunk_id
 WHERE s.mesh_id = ? AND n.mesh_id NOT IN (?, ?)
 ORDER BY 1 LIMIT ?"""
 
+
+# communities of the co-occurrence graph (medgraph.community): one row per community, its members
+# (the MEMBER_OF edges) and what the last build recorded (graph signature, parameters)
+_COMMUNITY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS communities (
+    community_id TEXT PRIMARY KEY, level INTEGER, parent_id TEXT, size INTEGER, title TEXT, summary TEXT,
+    citations TEXT, top_entities TEXT, summariser TEXT, key TEXT);
+CREATE TABLE IF NOT EXISTS community_members (
+    community_id TEXT NOT NULL, mesh_id TEXT NOT NULL, PRIMARY KEY (community_id, mesh_id));
+CREATE INDEX IF NOT EXISTS community_members_entity ON community_members(mesh_id);
+CREATE TABLE IF NOT EXISTS community_meta (name TEXT PRIMARY KEY, value TEXT);
+"""
 
 class EmbeddedGraphStore:
     """SQLite-backed ``GraphStore``; see the module docstring."""
@@ -321,11 +334,77 @@ class EmbeddedGraphStore:
         return cached[1].query(seeds, damping=damping, top_k=top_k)
 
     def close(self) -> None:
+    # --- communities (medgraph.community) -------------------------------------------------
+
+    def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
+        with self._lock:
+            return [(r[0], r[1], int(r[2])) for r in self._db.execute(
+                "SELECT mesh_id, chunk_id, count(*) FROM mentions GROUP BY mesh_id, chunk_id ORDER BY 1, 2")]
+
+    def replace_communities(self, communities: list[Community], meta: dict[str, Any]) -> None:
+        rows = [(c.community_id, c.level, c.parent_id, c.size, c.title, c.summary, c.citations_json(),
+                 json.dumps(c.top_entities, ensure_ascii=False), c.summariser, c.key) for c in communities]
+        members = [(c.community_id, m) for c in communities for m in c.members]
+        with self._lock, self._db:
+            self._db.execute("DELETE FROM communities")
+            self._db.execute("DELETE FROM community_members")
+            self._db.execute("DELETE FROM community_meta")
+            self._db.executemany("INSERT INTO communities VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+            self._db.executemany("INSERT INTO community_members VALUES (?,?)", members)
+            self._db.executemany("INSERT INTO community_meta VALUES (?,?)",
+                                 [(k, json.dumps(v)) for k, v in meta.items()])
+
+    def communities(self, level: int | None = None, members: bool = False,
+                    ids: list[str] | None = None) -> list[Community]:
+        sql, args = "SELECT * FROM communities", list[Any]()
+        where = []
+        if level is not None:
+            where, args = ["level=?"], [level]
+        if ids is not None:
+            where.append(f"community_id IN ({','.join('?' * len(ids))})")
+            args += ids
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY level, size DESC, community_id", args).fetchall()
+            found: dict[str, list[str]] = {}
+            if members and rows:
+                for cid, mesh_id in self._db.execute(
+                    "SELECT community_id, mesh_id FROM community_members WHERE community_id IN "
+                    f"({','.join('?' * len(rows))}) ORDER BY mesh_id", [r[0] for r in rows]):
+                    found.setdefault(cid, []).append(mesh_id)
+        return [_community(r, found.get(r[0])) for r in rows]
+
+    def entity_communities(self, mesh_ids: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {m: [] for m in mesh_ids}
+        if not mesh_ids:
+            return out
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT mesh_id, community_id FROM community_members JOIN communities USING (community_id) "
+                f"WHERE mesh_id IN ({','.join('?' * len(mesh_ids))}) ORDER BY level, community_id", mesh_ids)
+            for mesh_id, cid in rows:
+                out[mesh_id].append(cid)
+        return out
+
+    def community_meta(self) -> dict[str, Any]:
+        with self._lock:
+            return {k: json.loads(v) for k, v in self._db.execute("SELECT name, value FROM community_meta")}
+
         with self._lock:
             self._db.close()
 
 
 def _chunk(row: tuple[Any, ...]) -> Chunk:
+def _community(row: tuple[Any, ...], members: list[str] | None) -> Community:
+    """A ``communities`` row (``members`` None: not loaded; ``size`` is then the stored one)."""
+    return Community(
+        community_id=row[0], level=row[1], parent_id=row[2], members=members if members is not None else [],
+        title=row[4] or "", summary=row[5] or "", citations=citations_from_json(row[6]),
+        top_entities=json.loads(row[7] or "[]"), summariser=row[8] or "", key=row[9] or "",
+        stored_size=row[3],
+    )
+
     return Chunk(
         chunk_id=row[0], doc_id=row[1], doc_hash=row[2], index=row[3], text=row[4],
         section_path=json.loads(row[5]), parent_id=row[6], parent_text=row[7], token_count=row[8],

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from medgraph.schemas import Chunk, Entity, Failure, Mention
 
 if TYPE_CHECKING:
+    from medgraph.community.types import Community
     from medgraph.config.models import GraphStoreConfig
     from medgraph.retrieve.ppr import PPRHit
 
@@ -96,6 +97,29 @@ class GraphStore(Protocol):
         ``damping`` is the probability of following an edge (GDS ``dampingFactor``); the walk runs
         on the undirected Entity—Chunk graph weighted by mention counts. Unknown seeds are ignored.
         """
+        ...
+
+    # --- communities (medgraph.community): Community nodes with MEMBER_OF edges ------------
+
+    def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
+        """The bipartite graph as ``(mesh_id, chunk_id, mention count)`` rows (co-occurrence input)."""
+        ...
+
+    def replace_communities(self, communities: list[Community], meta: dict[str, Any]) -> None:
+        """Store this set of communities (with members and summaries) in place of the previous one."""
+        ...
+
+    def communities(self, level: int | None = None, members: bool = False,
+                    ids: list[str] | None = None) -> list[Community]:
+        """Stored communities (one level, or the given IDs), largest first; ``members`` loads them."""
+        ...
+
+    def entity_communities(self, mesh_ids: list[str]) -> dict[str, list[str]]:
+        """MeSH ID → the IDs of the communities it belongs to, coarsest level first."""
+        ...
+
+    def community_meta(self) -> dict[str, Any]:
+        """What the last community build recorded (graph signature, parameters, run ID), or {}."""
         ...
 
     def record_failures(self, run_id: str, failures: list[Failure]) -> None: ...

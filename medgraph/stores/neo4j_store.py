@@ -31,6 +31,7 @@ import math
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, LiteralString, TypeVar
@@ -38,6 +39,8 @@ from typing import Any, LiteralString, TypeVar
 from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 
+from medgraph.community.leiden import LeidenParams, assignments_from_levels
+from medgraph.community.types import Assignment, Community, citations_from_json
 from medgraph.config.models import Neo4jGraphStoreConfig
 from medgraph.retrieve.ppr import PPRHit
 from medgraph.schemas import Chunk, Entity, Failure, Mention
@@ -222,6 +225,58 @@ WHERE NOT x.mesh_id IN [$a, $b]
 WITH DISTINCT x
 WHERE EXISTS { (x)-[:MENTIONED_IN]->(:Chunk)<-[:MENTIONED_IN]-(:Entity {mesh_id: $b}) }
 RETURN x.mesh_id AS mesh_id ORDER BY mesh_id LIMIT $limit
+"""
+
+
+# --- communities (medgraph.community): (:Entity)-[:MEMBER_OF]->(:Community)-[:PART_OF]->(:Community)
+COMMUNITY_PREFIX = "medgraph_communities_"
+_COMMUNITY_SCHEMA: LiteralString = (
+    "CREATE CONSTRAINT medgraph_community IF NOT EXISTS FOR (n:Community) REQUIRE n.community_id IS UNIQUE")
+_ENTITY_CHUNK_PAIRS: LiteralString = """
+MATCH (e:Entity)-[m:MENTIONED_IN]->(c:Chunk)
+RETURN e.mesh_id AS mesh_id, c.chunk_id AS chunk_id, count(m) AS n ORDER BY mesh_id, chunk_id
+"""
+# the co-occurrence graph, derived from MENTIONED_IN at projection time (weight = shared chunks)
+_COOC_PROJECT: LiteralString = """
+MATCH (a:Entity)-[:MENTIONED_IN]->(c:Chunk)<-[:MENTIONED_IN]-(b:Entity) WHERE a.mesh_id < b.mesh_id
+WITH a, b, count(DISTINCT c) AS shared WHERE shared >= $min_weight
+WITH gds.graph.project($graph, a, b, {relationshipProperties: {weight: toFloat(shared)}},
+                       {undirectedRelationshipTypes: ['*']}) AS g
+RETURN g.nodeCount AS nodes
+"""
+_LEIDEN: LiteralString = """
+CALL gds.leiden.stream($graph, {relationshipWeightProperty: 'weight', includeIntermediateCommunities: true,
+                                randomSeed: $seed, concurrency: 1, gamma: $gamma, theta: $theta,
+                                maxLevels: $max_levels})
+YIELD nodeId, communityId, intermediateCommunityIds
+RETURN gds.util.asNode(nodeId).mesh_id AS mesh_id, communityId AS community,
+       intermediateCommunityIds AS levels
+"""
+_DROP_COMMUNITIES: LiteralString = "MATCH (c:Community) DETACH DELETE c"
+_CREATE_COMMUNITIES: LiteralString = """
+UNWIND $rows AS row CREATE (c:Community) SET c = row
+"""
+_LINK_PARENTS: LiteralString = """
+UNWIND $rows AS row WITH row WHERE row.parent_id IS NOT NULL
+MATCH (c:Community {community_id: row.community_id}), (p:Community {community_id: row.parent_id})
+MERGE (c)-[:PART_OF]->(p)
+"""
+_LINK_MEMBERS: LiteralString = """
+UNWIND $rows AS row
+MATCH (e:Entity {mesh_id: row.mesh_id}), (c:Community {community_id: row.community_id})
+MERGE (e)-[:MEMBER_OF]->(c)
+"""
+_SET_COMMUNITY_META: LiteralString = "MERGE (b:CommunityBuild {name: 'last'}) SET b.meta_json = $meta"
+_COMMUNITY_META: LiteralString = "MATCH (b:CommunityBuild {name: 'last'}) RETURN b.meta_json AS meta"
+_COMMUNITIES: LiteralString = """
+MATCH (c:Community)
+WHERE ($level IS NULL OR c.level = $level) AND ($ids IS NULL OR c.community_id IN $ids)
+RETURN c {.*} AS c, CASE WHEN $members THEN [(e:Entity)-[:MEMBER_OF]->(c) | e.mesh_id] END AS members
+ORDER BY c.level, c.size DESC, c.community_id
+"""
+_ENTITY_COMMUNITIES: LiteralString = """
+UNWIND $ids AS id MATCH (:Entity {mesh_id: id})-[:MEMBER_OF]->(c:Community)
+RETURN id, c.community_id AS community_id ORDER BY c.level, community_id
 """
 
 
@@ -523,6 +578,78 @@ def _delete_chunks(tx: ManagedTransaction, chunk_ids: list[str]) -> int:
     candidates = sorted({e for r in tx.run(_DELETE_CHUNKS, ids=chunk_ids) for e in r["ents"]})
     if not candidates:
         return 0
+    # --- communities (medgraph.community) -------------------------------------------------
+
+    def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
+        return [(r["mesh_id"], r["chunk_id"], int(r["n"])) for r in self._read(_ENTITY_CHUNK_PAIRS)]
+
+    def gds_leiden(self, params: LeidenParams, min_weight: int = 1) -> list[Assignment]:
+        """Hierarchical Leiden on the server: ``gds.leiden`` (seeded, single-threaded) with
+        intermediate communities on a projection of the co-occurrence graph, dropped afterwards.
+
+        GDS lists intermediate communities finest first; they are returned coarsest first (level 0
+        is the final partition), at most ``params.max_levels`` levels, as ``Assignment`` rows.
+        """
+        name = f"{COMMUNITY_PREFIX}{self.cfg.database}_{uuid.uuid4().hex[:12]}"
+        try:
+            nodes = self._read(_COOC_PROJECT, graph=name, min_weight=min_weight)
+            if not nodes or not nodes[0]["nodes"]:
+                return []
+            rows = self._read(_LEIDEN, graph=name, seed=params.seed, gamma=params.resolution,
+                              theta=max(params.randomness, 1e-6), max_levels=10)
+        finally:
+            self._read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name)
+        levels = {r["mesh_id"]: (list(reversed(r["levels"] or [])) or [r["community"]])[: params.max_levels]
+                  for r in rows}
+        return assignments_from_levels(levels)
+
+    def replace_communities(self, communities: list[Community], meta: dict[str, Any]) -> None:
+        rows = [{"community_id": c.community_id, "level": c.level, "parent_id": c.parent_id, "size": c.size,
+                 "title": c.title, "summary": c.summary, "citations_json": c.citations_json(),
+                 "top_entities_json": json.dumps(c.top_entities, ensure_ascii=False),
+                 "summariser": c.summariser, "key": c.key} for c in communities]
+        members = [{"community_id": c.community_id, "mesh_id": m} for c in communities for m in c.members]
+
+        def work(tx: ManagedTransaction) -> None:
+            tx.run(_DROP_COMMUNITIES).consume()
+            for start in range(0, max(len(rows), 1), 5000):
+                tx.run(_CREATE_COMMUNITIES, rows=rows[start:start + 5000]).consume()
+            tx.run(_LINK_PARENTS, rows=rows).consume()
+            for start in range(0, len(members), 10000):
+                tx.run(_LINK_MEMBERS, rows=members[start:start + 10000]).consume()
+            tx.run(_SET_COMMUNITY_META, meta=json.dumps(meta)).consume()
+
+        with self._guard(), self._driver.session(database=self.cfg.database) as session:
+            try:
+                session.run(_COMMUNITY_SCHEMA).consume()
+            except neo4j_errors.ClientError as exc:  # another process created it meanwhile
+                if "already exists" not in str(exc).lower():
+                    raise
+            session.execute_write(work)
+
+    def communities(self, level: int | None = None, members: bool = False,
+                    ids: list[str] | None = None) -> list[Community]:
+        out = []
+        for r in self._read(_COMMUNITIES, level=level, ids=ids, members=members):
+            c = r["c"]
+            out.append(Community(
+                community_id=c["community_id"], level=int(c["level"]), parent_id=c.get("parent_id"),
+                members=sorted(r["members"] or []), title=c.get("title") or "", summary=c.get("summary") or "",
+                citations=citations_from_json(c.get("citations_json")),
+                top_entities=json.loads(c.get("top_entities_json") or "[]"),
+                summariser=c.get("summariser") or "", key=c.get("key") or "", stored_size=int(c.get("size") or 0)))
+        return out
+
+    def entity_communities(self, mesh_ids: list[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {m: [] for m in mesh_ids}
+        for r in self._read(_ENTITY_COMMUNITIES, ids=mesh_ids) if mesh_ids else []:
+            out[r["id"]].append(r["community_id"])
+        return out
+
+    def community_meta(self) -> dict[str, Any]:
+        rows = self._read(_COMMUNITY_META)
+        return dict(json.loads(rows[0]["meta"])) if rows and rows[0]["meta"] else {}
+
     return int(tx.run(_DELETE_ORPHANS, ids=candidates).single(strict=True)["removed"])
 
 

@@ -386,6 +386,13 @@ class QdrantVectorStore:
             for p in response.points
         ]
 
+    def sibling(self, collection: str) -> QdrantVectorStore:
+        """A store over another collection of the same client, sharing its lock (local mode allows
+        one client per path). Close the store that opened the client, not its siblings."""
+        other = QdrantVectorStore(self.client, collection, self.where, self.batch_size)
+        other._lock = self._lock
+        return other
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.client.close()
