@@ -29,7 +29,8 @@ from medgraph.schemas import Chunk, Mention
 
 log = logging.getLogger(__name__)
 MARKER = re.compile(r"\[(\d+)\]")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+MAX_SENTENCE_CHARS = 320
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def representative_sentences(item: SummaryInput, limit: int, per_doc: int = 2) -
             inside = {m.mesh_id for m in ev.mentions if m.mesh_id and start <= m.start < end}
             if not inside:
                 continue
-            sentence = " ".join(ev.chunk.text[start:end].split())
+            sentence = _clip(" ".join(ev.chunk.text[start:end].split()))
             cand = _Scored((len(inside), sum(weight.get(m, 0.0) for m in inside), -order), ev, sentence)
             if best is None or cand.score > best.score:
                 best = cand
@@ -106,6 +107,14 @@ def representative_sentences(item: SummaryInput, limit: int, per_doc: int = 2) -
         if len(chosen) == limit:
             break
     return chosen
+
+
+def _clip(sentence: str, limit: int = MAX_SENTENCE_CHARS) -> str:
+    """A long sentence cut at a word boundary, marked with " …" (its start still quotes the chunk)."""
+    if len(sentence) <= limit:
+        return sentence
+    cut = sentence[:limit].rsplit(" ", 1)[0] if " " in sentence[:limit] else sentence[:limit]
+    return cut + " …"
 
 
 def _citation(number: int, ev: Evidence, sentence: str) -> Citation:

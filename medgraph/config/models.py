@@ -404,28 +404,6 @@ class AuthConfig(_Model):
     max_queue: int | None = Field(default=64, ge=0)  # longer line: 429 at once (None: unbounded)
 
 
-class GuardConfig(_Model):
-    """Guardrails (medgraph/agent/guard.py): hazard categories S1-S14 on questions and answers.
-
-    ``rules``: the offline EN/DE/ZH rule table (medgraph/agent/guard_rules.py). ``llama_guard``:
-    Llama Guard 3 on ``engine`` (one of tiers.engines), falling back to the rules when the call
-    fails or the reply does not parse.
-    """
-
-    kind: Literal["rules", "llama_guard"] = "rules"
-    engine: str | None = None
-    require_disclaimer: bool = True  # output check reports a medical answer without the disclaimer
-
-
-class MedGraphConfig(_Model):
-    ray: RayConfig = RayConfig()
-    pipeline: PipelineConfig = PipelineConfig()
-    parse: ParseConfig = ParseConfig()
-    vocabulary: VocabularyConfig = VocabularyConfig()
-    chunking: ChunkingConfig = ChunkingConfig()
-    normalise: NormaliseConfig = NormaliseConfig()
-    ner: NerConfig = NerConfig()
-    linking: LinkingConfig = LinkingConfig()
 class CommunitySearchConfig(_Model):
     """The ``community`` retrieval path (add ``community`` to ``retrieval.paths`` to use it)."""
 
@@ -459,6 +437,28 @@ class CommunitiesConfig(_Model):
     pool: StageResources = StageResources(num_cpus=0.5, min_actors=1, max_actors=2, batch_size=16)
     search: CommunitySearchConfig = CommunitySearchConfig()
 
+class GuardConfig(_Model):
+    """Guardrails (medgraph/agent/guard.py): hazard categories S1-S14 on questions and answers.
+
+    ``rules``: the offline EN/DE/ZH rule table (medgraph/agent/guard_rules.py). ``llama_guard``:
+    Llama Guard 3 on ``engine`` (one of tiers.engines), falling back to the rules when the call
+    fails or the reply does not parse.
+    """
+
+    kind: Literal["rules", "llama_guard"] = "rules"
+    engine: str | None = None
+    require_disclaimer: bool = True  # output check reports a medical answer without the disclaimer
+
+
+class MedGraphConfig(_Model):
+    ray: RayConfig = RayConfig()
+    pipeline: PipelineConfig = PipelineConfig()
+    parse: ParseConfig = ParseConfig()
+    vocabulary: VocabularyConfig = VocabularyConfig()
+    chunking: ChunkingConfig = ChunkingConfig()
+    normalise: NormaliseConfig = NormaliseConfig()
+    ner: NerConfig = NerConfig()
+    linking: LinkingConfig = LinkingConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     rerank: RerankConfig = RerankConfig()
@@ -467,11 +467,20 @@ class CommunitiesConfig(_Model):
     stores: StoresConfig = StoresConfig()
     router: RouterConfig = RouterConfig()  # medgraph/config/llm.py
     tiers: TiersConfig = TiersConfig()
-    gaps: GapsConfig = GapsConfig()  # gap completion (medgraph/literature)
     app: AppConfig = AppConfig()
     memory: MemoryConfig = MemoryConfig()
     auth: AuthConfig = AuthConfig()
+    gaps: GapsConfig = GapsConfig()  # gap completion (medgraph/literature)
+    communities: CommunitiesConfig = CommunitiesConfig()  # medgraph/community
     guard: GuardConfig = GuardConfig()  # medgraph/agent/guard.py
+
+    @model_validator(mode="after")
+    def _communities_engine(self) -> MedGraphConfig:
+        c = self.communities
+        if c.summariser == "llm" and (c.engine is None or c.engine not in self.tiers.engines):
+            raise ValueError(f"communities.summariser llm needs communities.engine in tiers.engines "
+                             f"{sorted(self.tiers.engines)}, got {c.engine!r}")
+        return self
 
     @model_validator(mode="after")
     def _agent_engines(self) -> MedGraphConfig:
@@ -487,14 +496,3 @@ class CommunitiesConfig(_Model):
         if self.router.engine is not None and self.router.engine not in self.tiers.engines:
             raise ValueError(f"router.engine {self.router.engine!r} is not in tiers.engines {sorted(self.tiers.engines)}")
         return self
-    gaps: GapsConfig = GapsConfig()  # gap completion (medgraph/literature)
-    communities: CommunitiesConfig = CommunitiesConfig()  # medgraph/community
-    agent: AgentConfig = AgentConfig()  # the agent graph (medgraph/agent/graph.py)
-    @model_validator(mode="after")
-    def _communities_engine(self) -> MedGraphConfig:
-        c = self.communities
-        if c.summariser == "llm" and (c.engine is None or c.engine not in self.tiers.engines):
-            raise ValueError(f"communities.summariser llm needs communities.engine in tiers.engines "
-                             f"{sorted(self.tiers.engines)}, got {c.engine!r}")
-        return self
-

@@ -81,6 +81,7 @@ class EmbeddedGraphStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        self._db.executescript(_COMMUNITY_SCHEMA)
         self._lock = threading.RLock()
         self._incidence: tuple[int, Any] | None = None
         self._version = 0
@@ -333,7 +334,6 @@ class EmbeddedGraphStore:
                 cached = self._ppr_cache = (incidence, PPRIndex(*incidence))
         return cached[1].query(seeds, damping=damping, top_k=top_k)
 
-    def close(self) -> None:
     # --- communities (medgraph.community) -------------------------------------------------
 
     def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
@@ -391,11 +391,11 @@ class EmbeddedGraphStore:
         with self._lock:
             return {k: json.loads(v) for k, v in self._db.execute("SELECT name, value FROM community_meta")}
 
+    def close(self) -> None:
         with self._lock:
             self._db.close()
 
 
-def _chunk(row: tuple[Any, ...]) -> Chunk:
 def _community(row: tuple[Any, ...], members: list[str] | None) -> Community:
     """A ``communities`` row (``members`` None: not loaded; ``size`` is then the stored one)."""
     return Community(
@@ -405,6 +405,7 @@ def _community(row: tuple[Any, ...], members: list[str] | None) -> Community:
         stored_size=row[3],
     )
 
+def _chunk(row: tuple[Any, ...]) -> Chunk:
     return Chunk(
         chunk_id=row[0], doc_id=row[1], doc_hash=row[2], index=row[3], text=row[4],
         section_path=json.loads(row[5]), parent_id=row[6], parent_text=row[7], token_count=row[8],

@@ -167,6 +167,18 @@ _CHUNK_ENTITIES: LiteralString = """
 UNWIND $ids AS id MATCH (e:Entity)-[:MENTIONED_IN]->(:Chunk {chunk_id: id})
 RETURN id, collect(DISTINCT e.mesh_id) AS mesh_ids
 """
+# connecting evidence of two entities: chunks that mention both, and bridge entities
+_BOTH: LiteralString = """
+MATCH (:Entity {mesh_id: $a})-[:MENTIONED_IN]->(c:Chunk)<-[:MENTIONED_IN]-(:Entity {mesh_id: $b})
+RETURN DISTINCT c.chunk_id AS chunk_id ORDER BY chunk_id LIMIT $limit
+"""
+_BRIDGES: LiteralString = """
+MATCH (:Entity {mesh_id: $a})-[:MENTIONED_IN]->(:Chunk)<-[:MENTIONED_IN]-(x:Entity)
+WHERE NOT x.mesh_id IN [$a, $b]
+WITH DISTINCT x
+WHERE EXISTS { (x)-[:MENTIONED_IN]->(:Chunk)<-[:MENTIONED_IN]-(:Entity {mesh_id: $b}) }
+RETURN x.mesh_id AS mesh_id ORDER BY mesh_id LIMIT $limit
+"""
 _NEIGHBOURS: LiteralString = """
 UNWIND $sources AS sid
 CALL (sid) {
@@ -213,18 +225,6 @@ _PATHS: LiteralString = """
 UNWIND $ids AS id MATCH (e:Entity)-[m:MENTIONED_IN]->(:Chunk {chunk_id: id})
 WITH id, e, count(m) AS w
 RETURN id, e.mesh_id AS mesh_id, w, COUNT { (e)-[:MENTIONED_IN]->() } AS degree
-"""
-# connecting evidence of two entities: chunks that mention both, and bridge entities
-_BOTH: LiteralString = """
-MATCH (:Entity {mesh_id: $a})-[:MENTIONED_IN]->(c:Chunk)<-[:MENTIONED_IN]-(:Entity {mesh_id: $b})
-RETURN DISTINCT c.chunk_id AS chunk_id ORDER BY chunk_id LIMIT $limit
-"""
-_BRIDGES: LiteralString = """
-MATCH (:Entity {mesh_id: $a})-[:MENTIONED_IN]->(:Chunk)<-[:MENTIONED_IN]-(x:Entity)
-WHERE NOT x.mesh_id IN [$a, $b]
-WITH DISTINCT x
-WHERE EXISTS { (x)-[:MENTIONED_IN]->(:Chunk)<-[:MENTIONED_IN]-(:Entity {mesh_id: $b}) }
-RETURN x.mesh_id AS mesh_id ORDER BY mesh_id LIMIT $limit
 """
 
 
@@ -278,7 +278,6 @@ _ENTITY_COMMUNITIES: LiteralString = """
 UNWIND $ids AS id MATCH (:Entity {mesh_id: id})-[:MEMBER_OF]->(c:Community)
 RETURN id, c.community_id AS community_id ORDER BY c.level, community_id
 """
-
 
 class Neo4jGraphStore:
     """``GraphStore`` on a Neo4j server; see the module docstring."""
@@ -567,17 +566,6 @@ class Neo4jGraphStore:
             out[chunk_id] = [m for other, _, m in items if not (has_seed and other)][:_MAX_PATH]
         return out
 
-    def close(self) -> None:
-        self._driver.close()
-
-
-def _delete_chunks(tx: ManagedTransaction, chunk_ids: list[str]) -> int:
-    """Delete chunks with their mentions, then the entities left with no mention; returns that count."""
-    if not chunk_ids:
-        return 0
-    candidates = sorted({e for r in tx.run(_DELETE_CHUNKS, ids=chunk_ids) for e in r["ents"]})
-    if not candidates:
-        return 0
     # --- communities (medgraph.community) -------------------------------------------------
 
     def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
@@ -650,6 +638,17 @@ def _delete_chunks(tx: ManagedTransaction, chunk_ids: list[str]) -> int:
         rows = self._read(_COMMUNITY_META)
         return dict(json.loads(rows[0]["meta"])) if rows and rows[0]["meta"] else {}
 
+    def close(self) -> None:
+        self._driver.close()
+
+
+def _delete_chunks(tx: ManagedTransaction, chunk_ids: list[str]) -> int:
+    """Delete chunks with their mentions, then the entities left with no mention; returns that count."""
+    if not chunk_ids:
+        return 0
+    candidates = sorted({e for r in tx.run(_DELETE_CHUNKS, ids=chunk_ids) for e in r["ents"]})
+    if not candidates:
+        return 0
     return int(tx.run(_DELETE_ORPHANS, ids=candidates).single(strict=True)["removed"])
 
 
