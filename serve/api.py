@@ -1,17 +1,24 @@
 """The HTTP ingress: one FastAPI app in front of the Serve deployments.
 
 Endpoints: ``POST /chat``, ``POST /chat/stream`` (Server-Sent Events), ``POST /v1/chat/completions``
-(OpenAI-compatible, streaming or not; model ``medgraph-small|medium|large`` forces a tier),
-``POST /route`` (the routing decision alone), ``GET /graph/entity``, ``GET /health/live``,
-``GET /health/ready`` (stores and LLM tiers), ``GET /metrics`` (Prometheus text: tier wakes,
-sleeps, latencies, memory freed), ``POST /tiers/{engine}/sleep|wake`` (``serve.tier_admin``).
+(OpenAI-compatible, streaming or not; model ``medgraph-small|medium|large`` forces a tier; earlier
+messages are the conversation the rewriter reads), ``POST /route`` (the routing decision alone),
+``GET /graph/entity``, ``GET /health/live``, ``GET /health/ready`` (stores and LLM tiers),
+``GET /metrics`` (Prometheus text: tier wakes, sleeps, latencies, memory freed),
+``POST /tiers/{engine}/sleep|wake`` (``serve.tier_admin``), and for admins ``GET /admin/status``
+(pipeline, stores, tiers, usage), ``GET|POST /admin/users``, ``POST /admin/users/{id}/keys``,
+``DELETE /admin/keys/{key_id}``.
+
+Questions go to the agent deployment (``serve/agent.py``: the LangGraph agent). The ingress does
+what must happen before it: the caller's identity (``Authorization: Bearer <key>`` or
+``X-API-Key``; keys stored hashed, roles admin/user; anonymous when ``auth.required`` is false),
+the per-user and global daily quotas (429), and the global concurrency cap: requests over
+``auth.max_concurrent`` wait in a FIFO queue (``/chat/stream`` sends ``{"status": "queued",
+"position": n}`` while waiting) and only a full queue (``auth.max_queue``) is refused (503).
 Bad requests get 4xx with a message; a store that cannot answer within ``serve.store_timeout_s``
 (or raises ``StoreUnavailable``), or a tier that cannot wake or run, gives 503, never a hang.
 
-Query path: analyse, then route (tier) and retrieve + rerank concurrently, then the tier's
-engine deployment answers or streams (its tier manager wakes it first when it sleeps).
-
-``Ingress`` takes its config, the tier map and the deployment handles in the constructor. It carries
+``Ingress`` takes its config and the deployment handles in the constructor. It carries
 ``@serve.ingress(app)`` here, at import time, because each replica re-imports this module and
 the class-based routes must be rewritten in that process; ``serve/app.py`` only deploys it.
 No ``from __future__ import annotations`` here: FastAPI must see the real request-model types.
@@ -21,24 +28,23 @@ No ``from __future__ import annotations`` here: FastAPI must see the real reques
 import asyncio
 import json
 import logging
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
-from fastapi import FastAPI, HTTPException, Query
+from fastapi import FastAPI, Header, HTTPException, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, Field
 from ray import serve
 
-from medgraph.config.llm import TIER_NAMES, TiersConfig
-from medgraph.config.models import ServeConfig
-from medgraph.generate.base import Answer
-from medgraph.llm.base import ModelUnavailable
+from medgraph.agent.graph import AgentRequest
+from medgraph.config import MedGraphConfig
+from medgraph.config.llm import TIER_NAMES
 from medgraph.route.types import RouteDecision
-from medgraph.stores.errors import StoreError
+from serve.agent import unavailable_reason
 from serve.metrics import prometheus_text
-from serve.tiers import TierUnavailable
 
 log = logging.getLogger(__name__)
 app = FastAPI(title="MedGraph", version="0.1.0")
@@ -68,26 +74,16 @@ class CompletionRequest(BaseModel):
     model: str = "medgraph"
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
+    user: str | None = Field(default=None, max_length=128)  # OpenAI's field: used as the session id
+
+
+class NewUser(BaseModel):
+    user_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.@-]+$")
+    role: Literal["admin", "user"] = "user"
 
 
 class ServiceUnavailable(Exception):
     pass
-
-
-def _answer_body(answer: Answer, session_id: str, paths: list[str], route: RouteDecision) -> dict[str, Any]:
-    return {
-        "session_id": session_id,
-        "content": answer.content,
-        "citations": [c.__dict__ for c in answer.citations],
-        "retrieval_paths_used": paths,
-        "model_used": answer.model_used,
-        "refused": answer.refused,
-        "language": answer.language,
-        "disclaimer": answer.disclaimer,
-        "tier": route.tier,
-        "route": route.to_dict(),
-        "grounding": answer.grounding,
-    }
 
 
 def _forced_tier(model: str) -> str | None:
@@ -103,27 +99,31 @@ def _sse(payload: dict[str, Any] | str) -> str:
 
 @app.exception_handler(ServiceUnavailable)
 async def _unavailable(_: Any, exc: ServiceUnavailable) -> JSONResponse:
-    return JSONResponse({"detail": str(exc)}, status_code=503)
+    return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
 
 
 async def _awaitable(response: Any) -> Any:
     return await response
 
 
-def _unavailable_reason(exc: BaseException) -> str | None:
-    """The 503 message for errors that mean 'try again later' (also when Serve wraps them)."""
-    for err in (exc, getattr(exc, "cause", None), exc.__cause__):
-        if isinstance(err, StoreError):
-            return f"store unavailable: {err}"
-        if isinstance(err, TierUnavailable | ModelUnavailable):
-            return f"LLM tier unavailable: {err}"
+def _http_error(exc: BaseException) -> HTTPException | None:
+    """A deployment's error that is the caller's fault, as its 4xx (also when Serve wraps it)."""
+    from medgraph.memory.sessions import SessionForbidden
+
+    err: BaseException | None = exc
+    for _ in range(6):
+        if err is None:
+            return None
+        if isinstance(err, SessionForbidden):
+            return HTTPException(403, "this session belongs to another user")
+        err = getattr(err, "cause", None) or err.__cause__
     return None
 
 
-def _completion_extra(answer: Answer, paths: list[str], route: RouteDecision) -> dict[str, Any]:
-    return {"citations": [c.__dict__ for c in answer.citations], "retrieval_paths_used": paths,
-            "disclaimer": answer.disclaimer, "refused": answer.refused, "tier": route.tier,
-            "route": route.to_dict(), "model_used": answer.model_used}
+def _completion_extra(body: dict[str, Any]) -> dict[str, Any]:
+    keys = ("citations", "retrieval_paths_used", "disclaimer", "refused", "tier", "route", "model_used",
+            "session_id", "agent")
+    return {k: body.get(k) for k in keys}
 
 
 def _entity_body(found: dict[str, Any], lang: str | None) -> dict[str, Any]:
@@ -149,11 +149,22 @@ def _entity_body(found: dict[str, Any], lang: str | None) -> dict[str, Any]:
 
 @serve.ingress(app)
 class Ingress:
-    def __init__(self, cfg: ServeConfig, tiers: TiersConfig, analyzer: Any, retriever: Any, reranker: Any,
-                 router: Any, engines: dict[str, Any]) -> None:
-        self.cfg, self.tiers = cfg, tiers
-        self.analyzer, self.retriever, self.reranker, self.router = analyzer, retriever, reranker, router
+    def __init__(self, cfg: MedGraphConfig, analyzer: Any, retriever: Any, router: Any, agent: Any,
+                 engines: dict[str, Any]) -> None:
+        from medgraph.auth.gate import ConcurrencyGate
+        from medgraph.auth.keys import ApiKeyStore
+        from medgraph.auth.quota import QuotaTracker
+
+        self.full_cfg = cfg
+        self.cfg, self.tiers, self.auth_cfg = cfg.serve, cfg.tiers, cfg.auth
+        self.analyzer, self.retriever, self.router, self.agent = analyzer, retriever, router, agent
         self.engines = engines
+        a = cfg.auth
+        self.keys = ApiKeyStore(cfg.app.path, os.environ.get(a.pepper_env) if a.pepper_env else None)
+        if a.admin_key_env and os.environ.get(a.admin_key_env):
+            self.keys.bootstrap_admin(os.environ[a.admin_key_env])
+        self.quota = QuotaTracker(cfg.app.path, cfg.auth.per_user_daily, cfg.auth.global_daily)
+        self.gate = ConcurrencyGate(cfg.auth.max_concurrent, cfg.auth.max_queue)
 
     async def _call(self, handle_method: Any, *args: Any, timeout: float | None = None) -> Any:
         try:
@@ -161,117 +172,227 @@ class Ingress:
         except TimeoutError as exc:
             raise ServiceUnavailable("a backend did not answer in time; try again later") from exc
         except Exception as exc:
-            reason = _unavailable_reason(exc)
-            if reason is None:
-                raise
-            raise ServiceUnavailable(reason) from exc
-
-    def _engine(self, tier: str) -> tuple[str, Any]:
-        name = self.tiers.engine_for(tier)
-        return name, self.engines[name]
-
-    async def prepare(self, question: str, language: str | None, tier: str | None) -> tuple[Any, RouteDecision, Any, Any]:
-        """Analysis, route and (concurrently) retrieval + reranking of one question."""
-        analysis = await self._call(self.analyzer.analyze, question, language)
-
-        async def evidence() -> tuple[Any, Any]:
-            result = await self._call(self.retriever.retrieve, analysis)
-            return result, await self._call(self.reranker.rerank, question, result.candidates)
-
-        route, (result, ranked) = await asyncio.gather(self._call(self.router.route, analysis, tier), evidence())
-        return analysis, route, result, ranked
-
-    async def ask(self, question: str, language: str | None, tier: str | None = None) -> tuple[Answer, list[str], RouteDecision]:
-        analysis, route, result, ranked = await self.prepare(question, language, tier)
-        _, engine = self._engine(route.tier)
-        answer = await self._call(engine.answer, question, analysis, ranked, timeout=self._answer_timeout())
-        return answer, list(result.paths_used), route
+            reason = unavailable_reason(exc)
+            if reason is not None:
+                raise ServiceUnavailable(reason) from exc
+            http = _http_error(exc)
+            if http is not None:
+                raise http from exc
+            raise
 
     def _answer_timeout(self) -> float:
-        return self.cfg.answer_timeout_s + self.tiers.wake_timeout_s
+        # the agent's whole run: retrieval, gap completion, a wake and generation
+        return (self.cfg.answer_timeout_s + self.tiers.wake_timeout_s + self.full_cfg.gaps.time_budget_s
+                + self.cfg.request_timeout_s)
 
-    async def stream(self, question: str, language: str | None, tier: str | None
-                     ) -> tuple[AsyncIterator[dict[str, Any]], list[str], RouteDecision]:
-        """The tier's event stream, started (its first event awaited: a failed wake is a 503 here)."""
-        analysis, route, result, ranked = await self.prepare(question, language, tier)
-        _, engine = self._engine(route.tier)
-        gen = engine.options(stream=True).stream.remote(question, analysis, ranked)
+    # --- identity, quota, concurrency ---------------------------------------------------------
+
+    def _principal(self, authorization: str | None, x_api_key: str | None) -> Any:
+        """The caller (``Principal``) or None (anonymous); a key that does not verify is a 401."""
+        key = x_api_key
+        if authorization:
+            scheme, _, value = authorization.partition(" ")
+            if scheme.lower() != "bearer" or not value.strip():
+                raise HTTPException(401, "Authorization must be 'Bearer <API key>'")
+            key = value.strip()
+        if not key:
+            if self.auth_cfg.required:
+                raise HTTPException(401, "an API key is required (Authorization: Bearer <key>)")
+            return None
+        principal = self.keys.verify(key)
+        if principal is None:
+            raise HTTPException(401, "invalid or revoked API key")
+        return principal
+
+    def _admin(self, authorization: str | None, x_api_key: str | None) -> Any:
+        principal = self._principal(authorization, x_api_key)
+        if principal is None:
+            raise HTTPException(401, "admin endpoints need an admin API key")
+        if principal.role != "admin":
+            raise HTTPException(403, "admin role required")
+        return principal
+
+    def _consume_quota(self, principal: Any) -> None:
+        from medgraph.auth.quota import QuotaExceeded
+
         try:
-            first = await asyncio.wait_for(gen.__anext__(), self._answer_timeout())
-        except TimeoutError as exc:
-            gen.cancel()
-            raise ServiceUnavailable("the LLM tier did not start answering in time; try again later") from exc
-        except Exception as exc:
-            reason = _unavailable_reason(exc)
-            if reason is None:
-                raise
-            raise ServiceUnavailable(reason) from exc
+            self.quota.consume(principal.user_id if principal else None)
+        except QuotaExceeded as exc:
+            retry = max(1, int(exc.resets_at - time.time()))
+            raise HTTPException(429, f"daily {exc.scope} quota of {exc.limit} questions reached",
+                                headers={"Retry-After": str(retry)}) from exc
 
-        async def events() -> AsyncIterator[dict[str, Any]]:
-            yield first
+    def _check_queue(self) -> None:
+        limit = self.auth_cfg.max_queue
+        if limit is not None and self.gate.active >= self.auth_cfg.max_concurrent and self.gate.queued >= limit:
+            raise ServiceUnavailable(f"the server is at capacity ({self.gate.queued} requests waiting)")
+
+    async def _enter(self, slot: Any) -> None:
+        from medgraph.auth.gate import GateFull
+
+        try:
+            await slot.__aenter__()
+        except GateFull as exc:
+            raise ServiceUnavailable(f"the server is at capacity ({self.gate.queued} requests waiting)") from exc
+
+    def _request(self, principal: Any, message: str, language: str | None, session_id: str | None,
+                 tier: str | None, history: tuple[tuple[str, str], ...] | None = None) -> AgentRequest:
+        return AgentRequest(question=message, language=language, session_id=session_id,
+                            user_id=principal.user_id if principal else None, tier=tier, history=history)
+
+    async def ask(self, request: AgentRequest) -> dict[str, Any]:
+        self._check_queue()
+        slot = self.gate.slot()
+        await self._enter(slot)
+        try:
+            body: dict[str, Any] = await self._call(self.agent.run, request, timeout=self._answer_timeout())
+        finally:
+            await slot.__aexit__(None, None, None)
+        return body
+
+    async def events(self, request: AgentRequest) -> AsyncIterator[dict[str, Any]]:
+        """The agent's events for one question, run inside a concurrency slot. Waiting in the queue
+        yields ``{"status": "queued", "position": n}``. The agent's progress events are held back
+        until the answer starts, so that a failure before it is still a clean 503."""
+        self._check_queue()
+        notes: asyncio.Queue[int] = asyncio.Queue()
+        slot = self.gate.slot(on_queued=notes.put_nowait)
+        enter = asyncio.ensure_future(self._enter(slot))
+        queued = False
+        try:
+            while not enter.done():
+                note = asyncio.ensure_future(notes.get())
+                await asyncio.wait({enter, note}, return_when=asyncio.FIRST_COMPLETED)
+                if note.done():
+                    queued = True
+                    yield {"status": "queued", "position": note.result()}
+                else:
+                    note.cancel()
+            await enter
+        except BaseException:  # the client went away while waiting: leave the line (or the slot)
+            if enter.done() and not enter.cancelled() and enter.exception() is None:
+                await slot.__aexit__(None, None, None)
+            else:
+                enter.cancel()
+            raise
+        try:
+            gen = self.agent.options(stream=True).stream.remote(request)
+            held: list[dict[str, Any]] = []
+            started = queued
             while True:
                 try:
-                    yield await asyncio.wait_for(gen.__anext__(), self.cfg.answer_timeout_s)
+                    event = await asyncio.wait_for(gen.__anext__(), self._answer_timeout())
                 except StopAsyncIteration:
-                    return
+                    break
+                except TimeoutError as exc:
+                    gen.cancel()
+                    raise ServiceUnavailable("the answer did not arrive in time; try again later") from exc
+                except Exception as exc:
+                    reason = unavailable_reason(exc)
+                    if reason is not None:
+                        raise ServiceUnavailable(reason) from exc
+                    http = _http_error(exc)
+                    if http is not None:
+                        raise http from exc
+                    raise
+                if "status" in event and not started:
+                    held.append(event)
+                    continue
+                if not started:
+                    started = True
+                    for h in held:
+                        yield h
+                yield event
+        finally:
+            await slot.__aexit__(None, None, None)
 
-        return events(), list(result.paths_used), route
+    async def _started(self, events: AsyncIterator[dict[str, Any]]) -> tuple[list[dict[str, Any]], AsyncIterator[dict[str, Any]]]:
+        """The first event awaited before the response starts: errors up to it are 4xx/503."""
+        first = await events.__anext__()
+        return [first], events
+
+    async def _stream_response(self, request: AgentRequest, render: Any, opening: list[str] | None = None
+                               ) -> StreamingResponse:
+        events = self.events(request)
+        head, rest = await self._started(events)
+
+        async def body() -> AsyncIterator[str]:
+            for out in opening or []:
+                yield out
+            try:
+                for event in head:
+                    for out in render(event):
+                        yield out
+                async for event in rest:
+                    for out in render(event):
+                        yield out
+            except (ServiceUnavailable, HTTPException) as exc:  # after the response started
+                detail = getattr(exc, "detail", None) or str(exc)
+                yield _sse({"error": detail, "status": getattr(exc, "status_code", 503)})
+
+        return StreamingResponse(body(), media_type="text/event-stream")
 
     # --- routes -------------------------------------------------------------------------
 
     @app.post("/chat")
-    async def chat(self, req: ChatRequest) -> dict[str, Any]:
-        answer, paths, route = await self.ask(req.message, req.language, req.tier)
-        return _answer_body(answer, req.session_id or uuid.uuid4().hex, paths, route)
+    async def chat(self, req: ChatRequest, authorization: str | None = Header(default=None),
+                   x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+        principal = self._principal(authorization, x_api_key)
+        self._consume_quota(principal)
+        return await self.ask(self._request(principal, req.message, req.language, req.session_id, req.tier))
 
     @app.post("/chat/stream")
-    async def chat_stream(self, req: ChatRequest) -> StreamingResponse:
-        events, paths, route = await self.stream(req.message, req.language, req.tier)
-        session_id = req.session_id or uuid.uuid4().hex
+    async def chat_stream(self, req: ChatRequest, authorization: str | None = Header(default=None),
+                          x_api_key: str | None = Header(default=None)) -> StreamingResponse:
+        """Events: ``{"status": ...}`` (queue position, agent progress), ``{"delta": text}``, then
+        ``{"done": true, ...the /chat body without content}``."""
+        principal = self._principal(authorization, x_api_key)
+        self._consume_quota(principal)
 
-        async def sse() -> AsyncIterator[str]:
-            async for event in events:
-                if "delta" in event:
-                    yield _sse({"delta": event["delta"]})
-                else:
-                    body = _answer_body(event["answer"], session_id, paths, route)
-                    yield _sse({"done": True, **{k: v for k, v in body.items() if k != "content"}})
+        def render(event: dict[str, Any]) -> list[str]:
+            if "done" in event:
+                body = event["done"]
+                return [_sse({"done": True, **{k: v for k, v in body.items() if k != "content"}})]
+            return [_sse(event)]
 
-        return StreamingResponse(sse(), media_type="text/event-stream")
+        request = self._request(principal, req.message, req.language, req.session_id, req.tier)
+        return await self._stream_response(request, render)
 
     @app.post("/v1/chat/completions", response_model=None)
-    async def completions(self, req: CompletionRequest) -> dict[str, Any] | StreamingResponse:
-        question = next((m.content for m in reversed(req.messages) if m.role == "user"), "").strip()
+    async def completions(self, req: CompletionRequest, authorization: str | None = Header(default=None),
+                          x_api_key: str | None = Header(default=None)) -> dict[str, Any] | StreamingResponse:
+        last_user = max((i for i, m in enumerate(req.messages) if m.role == "user"), default=-1)
+        question = req.messages[last_user].content.strip() if last_user >= 0 else ""
         if not question:
             raise HTTPException(400, "messages must contain a non-empty user message")
-        cid, created, tier = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time()), _forced_tier(req.model)
+        principal = self._principal(authorization, x_api_key)
+        self._consume_quota(principal)
+        history = tuple((m.role, m.content) for m in req.messages[:last_user] if m.role in ("user", "assistant"))
+        request = self._request(principal, question, None, req.user, _forced_tier(req.model), history)
+        cid, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
         if req.stream:
-            events, paths, route = await self.stream(question, None, tier)
-            return StreamingResponse(self._completion_chunks(events, paths, route, cid, created, req.model),
-                                     media_type="text/event-stream")
-        answer, paths, route = await self.ask(question, None, tier)
+            base = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": req.model}
+
+            def render(event: dict[str, Any]) -> list[str]:
+                if "delta" in event:
+                    return [_sse({**base, "choices": [{"index": 0, "delta": {"content": event["delta"]},
+                                                       "finish_reason": None}]})]
+                if "done" in event:
+                    return [_sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                                  **_completion_extra(event["done"])}), _sse("[DONE]")]
+                return []  # progress events have no place in the OpenAI chunk format
+
+            opening = _sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})
+            return await self._stream_response(request, render, opening=[opening])
+        body = await self.ask(request)
+        n_q, n_a = len(question.split()), len(body["content"].split())
         return {
             "id": cid, "object": "chat.completion", "created": created, "model": req.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.content},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": body["content"]},
                          "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": len(question.split()), "completion_tokens": len(answer.content.split()),
-                      "total_tokens": len(question.split()) + len(answer.content.split())},
-            **_completion_extra(answer, paths, route),
+            "usage": {"prompt_tokens": n_q, "completion_tokens": n_a, "total_tokens": n_q + n_a},
+            **_completion_extra(body),
         }
-
-    @staticmethod
-    async def _completion_chunks(events: AsyncIterator[dict[str, Any]], paths: list[str], route: RouteDecision,
-                                 cid: str, created: int, model: str) -> AsyncIterator[str]:
-        base = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model}
-        yield _sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})
-        async for event in events:
-            if "delta" in event:
-                yield _sse({**base, "choices": [{"index": 0, "delta": {"content": event["delta"]},
-                                                 "finish_reason": None}]})
-            else:
-                extra = _completion_extra(event["answer"], paths, route)
-                yield _sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], **extra})
-        yield _sse("[DONE]")
 
     @app.post("/route")
     async def route(self, req: RouteRequest) -> dict[str, Any]:
@@ -294,6 +415,17 @@ class Ingress:
         if found is None:
             raise HTTPException(404, f"{mesh_id} ({name!r}) is not mentioned in the corpus")
         return _entity_body(found, lang)
+
+    @app.get("/graph/communities")
+    async def graph_communities(
+        self,
+        level: int | None = Query(default=None, ge=0, le=10),
+        limit: int = Query(default=50, ge=1, le=500),
+        offset: int = Query(default=0, ge=0),
+    ) -> dict[str, Any]:
+        """Communities of the co-occurrence graph, largest first: level, parent, size, summary, citations."""
+        return dict(await self._call(self.retriever.communities, level, limit, offset,
+                                     timeout=self.cfg.store_timeout_s))
 
     @app.get("/health/live")
     async def live(self) -> dict[str, str]:
@@ -324,7 +456,11 @@ class Ingress:
         return PlainTextResponse(prometheus_text(stats["engines"]), media_type="text/plain; version=0.0.4")
 
     @app.post("/tiers/{engine}/{action}")
-    async def tier_action(self, engine: str, action: Literal["sleep", "wake"]) -> dict[str, Any]:
+    async def tier_action(self, engine: str, action: Literal["sleep", "wake"],
+                          authorization: str | None = Header(default=None),
+                          x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+        if self.auth_cfg.required:
+            self._admin(authorization, x_api_key)
         if not self.cfg.tier_admin:
             raise HTTPException(403, "tier administration is disabled (serve.tier_admin: false)")
         if engine not in self.engines:
@@ -332,14 +468,49 @@ class Ingress:
         handle = self.engines[engine]
         method = handle.sleep if action == "sleep" else handle.wake
         return await self._call(method, timeout=self._answer_timeout())
-    @app.get("/graph/communities")
-    async def graph_communities(
-        self,
-        level: int | None = Query(default=None, ge=0, le=10),
-        limit: int = Query(default=50, ge=1, le=500),
-        offset: int = Query(default=0, ge=0),
-    ) -> dict[str, Any]:
-        """Communities of the co-occurrence graph, largest first: level, parent, size, summary, citations."""
-        return dict(await self._call(self.retriever.communities, level, limit, offset,
-                                     timeout=self.cfg.store_timeout_s))
 
+    # --- administration (admin role) ------------------------------------------------------------
+
+    @app.get("/admin/status")
+    async def admin_status(self, authorization: str | None = Header(default=None),
+                           x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+        """Pipeline and service status: store counts and the last corpus build, tiers, usage."""
+        self._admin(authorization, x_api_key)
+        stores = await self._call(self.retriever.ready, timeout=self.cfg.store_timeout_s)
+        return {"stores": stores, "last_run": stores.get("last_run"), "tiers": await self.tier_stats(),
+                "usage": self.quota.usage(), "concurrency": {"active": self.gate.active, "queued": self.gate.queued,
+                                                            "max_concurrent": self.auth_cfg.max_concurrent}}
+
+    @app.get("/admin/users")
+    async def admin_users(self, authorization: str | None = Header(default=None),
+                          x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+        self._admin(authorization, x_api_key)
+        return {"users": self.keys.list_users(), "keys": self.keys.list_keys()}
+
+    @app.post("/admin/users", status_code=201)
+    async def admin_create_user(self, user: NewUser, authorization: str | None = Header(default=None),
+                                x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+        """Creates the user and its first API key; the key is shown in this response only."""
+        self._admin(authorization, x_api_key)
+        if any(u["user_id"] == user.user_id for u in self.keys.list_users()):
+            raise HTTPException(409, f"user {user.user_id!r} exists; POST /admin/users/{user.user_id}/keys for a key")
+        self.keys.create_user(user.user_id, user.role)
+        key_id, key = self.keys.issue_key(user.user_id)
+        return {"user_id": user.user_id, "role": user.role, "key_id": key_id, "api_key": key}
+
+    @app.post("/admin/users/{user_id}/keys", status_code=201)
+    async def admin_issue_key(self, user_id: str, authorization: str | None = Header(default=None),
+                              x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+        self._admin(authorization, x_api_key)
+        if not any(u["user_id"] == user_id for u in self.keys.list_users()):
+            raise HTTPException(404, f"no user {user_id!r}")
+        key_id, key = self.keys.issue_key(user_id)
+        return {"user_id": user_id, "key_id": key_id, "api_key": key}
+
+    @app.delete("/admin/keys/{key_id}")
+    async def admin_revoke_key(self, key_id: str, authorization: str | None = Header(default=None),
+                               x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+        self._admin(authorization, x_api_key)
+        if not self.keys.revoke(key_id):
+            raise HTTPException(404, f"no active key {key_id!r}")
+        return {"key_id": key_id, "revoked": True}

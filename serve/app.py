@@ -13,6 +13,10 @@ owner of the store files, so it is forced to one replica.
 
 ``deployment_names(cfg)`` lists the deployments ``build(cfg)`` creates (without Ray or vLLM), so
 the cluster manifests can be checked against the code (tests/unit/test_cluster_configs.py).
+
+Questions flow ingress (identity, quota, concurrency) → agent (the LangGraph agent, serve/agent.py)
+→ analyzer, router, retriever, reranker and the tier engines. The agent owns the session and
+memory file (``app.path``), so it runs one replica.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from ray.serve.deployment import Application
 from medgraph.config import MedGraphConfig, load_config
 from medgraph.config.llm import EngineConfig
 from medgraph.config.models import DeploymentConfig, ServeConfig
+from serve.agent import AgentService
 from serve.api import Ingress
 from serve.services import AnalyzerService, RerankerService, RetrieverService, RouterService
 from serve.tiers import TierService
@@ -43,7 +48,7 @@ def _options(name: str, d: DeploymentConfig, s: ServeConfig, single_owner: bool 
     }
     if single_owner:
         if d.num_replicas != 1 or d.autoscaling:
-            log.warning("embedded stores have one owner process: running %s with 1 replica", name)
+            log.warning("%s owns local files (embedded stores, app store): running it with 1 replica", name)
         opts["num_replicas"] = 1
     elif d.autoscaling:
         opts["autoscaling_config"] = dict(d.autoscaling)
@@ -75,15 +80,20 @@ def tier_options(name: str, e: EngineConfig, s: ServeConfig) -> dict[str, Any]:
 
 
 def deployed_engines(cfg: MedGraphConfig) -> dict[str, EngineConfig]:
-    """Engines that get a deployment: those a tier maps to, and the LLM router's."""
+    """Engines that get a deployment: those a tier maps to, and the model tiers' of the router,
+    the guard (Llama Guard) and the rewriter (DSPy)."""
     engines = cfg.tiers.used_engines()
-    if cfg.router.kind == "llm" and cfg.router.engine:
-        engines.setdefault(cfg.router.engine, cfg.tiers.engines[cfg.router.engine])
+    extra = [cfg.router.engine if cfg.router.kind in ("llm", "dspy") else None,
+             cfg.guard.engine if cfg.guard.kind == "llama_guard" else None,
+             cfg.memory.rewriter.engine if cfg.memory.rewriter.kind == "dspy" else None]
+    for name in extra:
+        if name:
+            engines.setdefault(name, cfg.tiers.engines[name])
     return engines
 
 
 def deployment_names(cfg: MedGraphConfig) -> list[str]:
-    names = ["ingress", "analyzer", "retriever", "reranker", "router"]
+    names = ["ingress", "agent", "analyzer", "retriever", "reranker", "router"]
     for name, e in deployed_engines(cfg).items():
         names.append(f"llm-{name}")
         if e.kind == "vllm":
@@ -105,10 +115,13 @@ def build(cfg: MedGraphConfig) -> Application:
 
             server = build_llm_server(e, name)  # type: ignore[arg-type]
         engines[name] = serve.deployment(TierService).options(**tier_options(name, e, s)).bind(cfg, name, server)
-    classifier = engines.get(cfg.router.engine) if cfg.router.kind == "llm" and cfg.router.engine else None
+    classifier = engines.get(cfg.router.engine) if cfg.router.kind in ("llm", "dspy") and cfg.router.engine else None
     router = serve.deployment(RouterService).options(**_options("router", s.router, s)).bind(cfg, classifier)
+    # the agent owns the session and memory file (app.path): one replica, like the embedded stores
+    agent = serve.deployment(AgentService).options(**_options("agent", s.agent, s, single_owner=True)).bind(
+        cfg, analyzer, retriever, reranker, router, engines)
     ingress = serve.deployment(Ingress).options(**_options("ingress", s.ingress, s))
-    return ingress.bind(cfg.serve, cfg.tiers, analyzer, retriever, reranker, router, engines)
+    return ingress.bind(cfg, analyzer, retriever, router, agent, engines)
 
 
 def build_app(args: dict[str, Any]) -> Application:

@@ -47,6 +47,13 @@ class AnalyzerService:
         result = self.extractor.linker.link(name, language or "en")
         return result.mesh_id
 
+    def search_terms(self, gap: Any) -> list[str]:
+        """A gap's entities' English MeSH names and synonyms (the vocabulary knows entities the
+        corpus never mentions), for the literature sources."""
+        from medgraph.literature.gaps import search_terms
+
+        return search_terms(gap, self.extractor.vocab)
+
     def stats(self) -> dict[str, int]:
         return {"analysis_cache_hits": self.analyzer.hits, "analysis_cache_misses": self.analyzer.misses}
 

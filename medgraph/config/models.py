@@ -270,6 +270,18 @@ class EmbeddedGraphStoreConfig(_Model):
 class Neo4jGraphStoreConfig(_Model):
     kind: Literal["neo4j"]
     uri: str = "bolt://127.0.0.1:7687"
+    # the LangGraph agent; it owns the session / memory file (app.path): keep it at 1 replica per app store
+    agent: DeploymentConfig = DeploymentConfig(num_cpus=0.1)
+
+
+class AgentConfig(_Model):
+    """The agent's graph (medgraph/agent/graph.py): the relational channel and memory in context."""
+
+    relational_weight: float = Field(default=0.5, ge=0.0)  # RRF weight of the relational channel (semantic 1)
+    relational_pairs: int = Field(default=6, ge=1)  # question entity pairs searched for co-occurrence paths
+    relational_limit: int = Field(default=10, ge=1)  # evidence chunks of the relational channel
+    memories: int = Field(default=2, ge=0)  # the user's conversation memories recalled into the context
+    interest_seed_weight: float = Field(default=0.3, ge=0.0, le=1.0)  # PPR seed weight of the top interest
     user: str = "neo4j"
     password_env: str = "NEO4J_PASSWORD"
     database: str = "neo4j"
@@ -482,6 +494,7 @@ class MedGraphConfig(_Model):
                              f"{sorted(self.tiers.engines)}, got {c.engine!r}")
         return self
 
+    agent: AgentConfig = AgentConfig()  # the agent graph (medgraph/agent/graph.py)
     @model_validator(mode="after")
     def _agent_engines(self) -> MedGraphConfig:
         for key, kind, engine in (("guard", self.guard.kind, self.guard.engine),

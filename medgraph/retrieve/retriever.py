@@ -189,6 +189,12 @@ class Retriever:
         return RetrievalResult(analysis, fused, per_path, used, timings, translations)
 
     def translations(self, analysis: QueryAnalysis) -> dict[str, str]:
+    def featurise(self, analysis: QueryAnalysis, cands: list[Candidate]) -> None:
+        """Load the chunks and reranker features of candidates found outside ``retrieve`` (the
+        agent's relational channel); ``ppr`` and ``rrf`` features are relative to this list."""
+        translations = [text for _, text in analysis.translations]
+        self._load_and_featurise(analysis, cands, self.query_vectors(analysis), translations)
+
         """The analysis' translations into the corpus languages of ``retrieval.languages``."""
         return {lang: text for lang, text in analysis.translations if lang in self.cfg.languages}
 

@@ -74,7 +74,8 @@ def test_chat_answers_with_resolving_citations(app_url):
     assert not body["refused"] and "hand" in body["content"].lower()
     _check_citations(body)
     assert any(c["page"] for c in body["citations"])  # PDF evidence is cited with its page
-    assert set(body["retrieval_paths_used"]) <= {"dense", "sparse", "feedback", "vector", "ppr"} and body["retrieval_paths_used"]
+    assert set(body["retrieval_paths_used"]) <= {"dense", "sparse", "feedback", "vector", "ppr", "relational"}
+    assert body["retrieval_paths_used"]
     assert body["disclaimer"] and body["session_id"] and body["model_used"] == "extractive"
 
 
@@ -94,8 +95,10 @@ def test_sse_stream_matches_chat(app_url):
                 event = json.loads(line[6:])
                 if event.get("done"):
                     done = event
-                else:
+                elif "delta" in event:
                     deltas.append(event["delta"])
+                else:  # the agent's progress, sent before the answer starts
+                    assert "status" in event and not deltas
     assert "".join(deltas) == full["content"]
     assert done is not None and done["citations"] == full["citations"] and done["disclaimer"]
 

@@ -1,0 +1,449 @@
+"""The agent: one LangGraph state machine runs each question, from input guard to persisted memory.
+
+Input: an ``AgentRequest`` (question, language, session, user, forced tier, optional history).
+Output: the final ``AgentState`` — the ``Answer`` with its ``[N]`` citations, the route, the
+retrieval paths used, the guard verdicts, what gap completion added, per-node timings. While it
+runs, the generate node streams ``{"delta": text}`` events (LangGraph ``custom`` stream mode)
+and every finished node is a ``{"node": name}`` progress event (``run_events``).
+
+    guard_input ──blocked──> refuse ──────────────────────────────────────────────┐
+        │ ok                                                                         │
+    rewrite ─> analyse ─┬─> semantic ──┬─> fuse ─> assess ──gaps──> complete_gaps ─┐ │
+                        └─> relational ┘             │ ok        (bounded; runs     │ │
+                             ^   (both channels)     v          both channels again)│ │
+                             └───────────────────── generate <──────────────────────┘ │
+                                                      │                               │
+                                                guard_output ─> persist <─────────────┘
+
+- guard_input: hazard check (S1–S14) before anything else; a blocked question never reaches
+  retrieval. Language: the request's, else detected.
+- rewrite: resolves pronouns and ellipsis from the session's last turns (short-term memory).
+- analyse: NER + linking of the standalone question, the user's top interests as PPR seed bias,
+  the route (intent, tier).
+- semantic (chunk evidence: every retrieval path fused by RRF, then reranked) and relational
+  (entity co-occurrence paths between the question's entities, from the graph) run in parallel;
+  fuse merges them by RRF and adds the user's recalled memories (relative-time labelled).
+- assess: asks for gaps (two question entities with no connecting evidence, or weak evidence for
+  one); complete_gaps fetches literature for them from the configured sources and ingests it into
+  the live stores, then both channels run again. Bounded by ``max_tool_calls`` and a time budget.
+- generate: the routed tier's engine answers from the numbered evidence, streaming deltas.
+- guard_output: hazard check of the answer; a blocked answer is replaced by a refusal.
+- persist: the session's messages, and for signed-in users interests and conversation memories.
+
+Every dependency is injected (``AgentDeps``): in-process objects in tests, Serve deployment
+handles in ``serve/agent.py``. Each node is a plain ``async`` function of (state, deps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import operator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any, TypedDict
+
+from medgraph.generate.base import Answer, disclaimer
+from medgraph.retrieve.fusion import rrf
+from medgraph.retrieve.types import Candidate, QueryAnalysis
+from medgraph.route.types import RouteDecision
+from medgraph.schemas import Chunk
+
+log = logging.getLogger(__name__)
+
+MEMORY_PREFIX = "memory:"  # chunk IDs of recalled conversation memories in the numbered context
+
+
+# --- request, settings, dependencies --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    question: str
+    language: str | None = None
+    session_id: str | None = None
+    user_id: str | None = None  # None: anonymous (never writes long-term memory)
+    tier: str | None = None  # force a tier instead of routing
+    # the conversation so far when the caller carries it (OpenAI-style messages): (role, content)
+    history: tuple[tuple[str, str], ...] | None = None
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    top_k: int = 8  # numbered evidence passed to generation
+    history_turns: int = 5
+    top_interests: int = 5
+    interest_seed_weight: float = 0.3  # the strongest interest's PPR seed weight (question entities: ~1)
+    memories: int = 2  # conversation memories recalled into the context
+    relational_weight: float = 0.5  # RRF weight of the relational channel (semantic: 1)
+    relational_pairs: int = 6
+    rrf_k: int = 10
+    gaps_enabled: bool = True
+    max_tool_calls: int = 2
+    time_budget_s: float = 20.0  # gap completion may start only this long after the question arrived
+    min_relevance: float = 0.3  # a cited memory needs at least this to be used
+
+
+Events = AsyncIterator[dict[str, Any]]
+
+
+@dataclass
+class AgentDeps:
+    """What the nodes call. ``generate(tier, question, analysis, evidence)`` yields
+    ``{"delta": str}`` events then ``{"answer": Answer}`` (the tier engines' stream)."""
+
+    guard: Any  # medgraph.agent.guard.Guard
+    rewriter: Any  # medgraph.agent.rewrite.Rewriter
+    analyze: Callable[[str, str | None], Awaitable[QueryAnalysis]]
+    route: Callable[[QueryAnalysis, str | None], Awaitable[RouteDecision]]
+    retrieve: Callable[[QueryAnalysis], Awaitable[Any]]  # -> RetrievalResult
+    rerank: Callable[[str, list[Candidate]], Awaitable[list[Candidate]]]
+    relational: Callable[[QueryAnalysis], Awaitable[list[Candidate]]]  # featurised, chunks loaded
+    generate: Callable[[str, str, QueryAnalysis, list[Candidate]], Events]
+    find_gaps: Callable[[QueryAnalysis, list[Candidate]], Awaitable[list[Any]]] | None = None
+    fetch: Callable[[Any], Awaitable[list[Any]]] | None = None  # Gap -> [LiteratureRecord]
+    ingest: Callable[[list[Any]], Awaitable[Any]] | None = None  # [LiteratureRecord] -> IngestReport
+    sessions: Any = None  # medgraph.memory.sessions.SessionStore
+    memory: Any = None  # medgraph.memory.longterm.LongTermMemory
+    settings: AgentSettings = field(default_factory=AgentSettings)
+    clock: Callable[[], float] = time.time
+
+
+# --- state ------------------------------------------------------------------------------------
+
+
+def _merge(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
+    return {**left, **right}
+
+
+class AgentState(TypedDict, total=False):
+    request: AgentRequest
+    started: float  # monotonic time the question arrived
+    language: str
+    session_id: str
+    input_verdict: Any
+    output_verdict: Any
+    blocked: bool
+    history: list[Any]  # [Turn]
+    rewrite: Any  # Rewrite
+    question: str  # the standalone question
+    analysis: QueryAnalysis
+    route: RouteDecision
+    semantic: list[Candidate]
+    relational: list[Candidate]
+    evidence: list[Candidate]
+    memories: list[Any]  # [Memory]
+    paths_used: list[str]
+    gaps: list[Any]  # [Gap]
+    tool_calls: int
+    gap_log: Annotated[list[dict[str, Any]], operator.add]
+    answer: Answer
+    timings: Annotated[dict[str, float], _merge]  # node -> ms (summed over loop passes)
+
+
+# --- nodes ------------------------------------------------------------------------------------
+
+
+async def guard_input(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    from medgraph.ingest.text import detect_language
+
+    req = state["request"]
+    language = req.language or detect_language(req.question)
+    session = deps.sessions.open_session(req.session_id, req.user_id) if deps.sessions else None
+    verdict = await asyncio.to_thread(deps.guard.check_input, req.question, language)  # a model tier blocks
+    return {"language": language, "input_verdict": verdict, "blocked": not verdict.allowed,
+            "session_id": session.session_id if session else (req.session_id or ""), "tool_calls": 0}
+
+
+async def refuse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    from medgraph.agent.guard import refusal_text
+
+    language = state["language"]
+    text = refusal_text(state["input_verdict"], language)
+    answer = Answer(content=text, refused=True, language=language, model_used="guard", disclaimer=disclaimer(language))
+    return {"answer": answer, "question": state["request"].question, "paths_used": []}
+
+
+async def rewrite(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    from medgraph.agent.rewrite import Turn
+
+    req, n = state["request"], deps.settings.history_turns
+    if req.history is not None:
+        turns = [Turn(role, content) for role, content in req.history[-n:]]
+    elif deps.sessions is not None and state.get("session_id"):
+        turns = [Turn(m.role, m.content, tuple(m.entities)) for m in deps.sessions.recent(state["session_id"], n)]
+    else:
+        turns = []
+    result = await asyncio.to_thread(deps.rewriter.rewrite, req.question, turns, state["language"])
+    return {"history": turns, "rewrite": result, "question": result.question}
+
+
+async def analyse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    analysis = await deps.analyze(state["question"], state["language"])
+    user = state["request"].user_id
+    if user and deps.memory is not None:
+        interests = deps.memory.top_interests(user, deps.settings.top_interests)
+        analysis = with_interests(analysis, interests, deps.settings.interest_seed_weight)
+    route = await deps.route(analysis, state["request"].tier)
+    return {"analysis": analysis, "route": route}
+
+
+def with_interests(analysis: QueryAnalysis, interests: Sequence[tuple[str, float]], top_weight: float) -> QueryAnalysis:
+    """The analysis with the user's interests as extra PPR seeds, scaled so the strongest weighs
+    ``top_weight`` (below a linked question entity's ~1), never replacing the question's own."""
+    own = set(analysis.entity_ids)
+    best = max((w for _, w in interests), default=0.0)
+    if best <= 0:
+        return analysis
+    bias = tuple((mesh_id, top_weight * w / best) for mesh_id, w in interests if mesh_id not in own and w > 0)
+    return replace(analysis, seed_bias=bias)
+
+
+async def semantic(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    result = await deps.retrieve(state["analysis"])
+    ranked = await deps.rerank(state["question"], result.candidates)
+    return {"semantic": ranked, "paths_used": list(result.paths_used)}
+
+
+async def relational(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    if len(state["analysis"].entity_ids) < 2:
+        return {"relational": []}
+    return {"relational": await deps.relational(state["analysis"])}
+
+
+async def fuse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    """Semantic and relational evidence fused by RRF; relational-only chunks are reranked first so
+    that every candidate carries a calibrated relevance. Recalled memories are appended."""
+    sem, rel = state.get("semantic", []), state.get("relational", [])
+    known = {c.chunk_id for c in sem}
+    fresh = [c for c in rel if c.chunk_id not in known]
+    if fresh:
+        fresh = await deps.rerank(state["question"], fresh)
+    relevance = {c.chunk_id: c for c in [*sem, *fresh]}
+    fused = rrf({"semantic": sem, "relational": rel}, deps.settings.rrf_k,
+                {"semantic": 1.0, "relational": deps.settings.relational_weight})
+    evidence = []
+    for cand in fused:
+        base = relevance.get(cand.chunk_id)
+        if base is not None:
+            evidence.append(replace(base, score=cand.score, path_ranks={**base.path_ranks, **cand.path_ranks},
+                                    entity_path=base.entity_path or cand.entity_path))
+    # the composer keeps its own order by relevance; the fused order decides what enters the top-k
+    paths = list(state.get("paths_used", []))
+    if rel and "relational" not in paths:
+        paths.append("relational")
+    memories = []
+    user = state["request"].user_id
+    if user and deps.memory is not None and deps.settings.memories:
+        memories = deps.memory.recall(user, state["analysis"].entity_ids, deps.settings.memories, state["language"])
+    return {"evidence": evidence, "memories": memories, "paths_used": paths}
+
+
+async def assess(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    if not _may_complete(state, deps):
+        return {"gaps": []}
+    gaps = await deps.find_gaps(state["analysis"], state["evidence"][: deps.settings.top_k])  # type: ignore[misc]
+    return {"gaps": gaps}
+
+
+def _may_complete(state: AgentState, deps: AgentDeps) -> bool:
+    s = deps.settings
+    return (s.gaps_enabled and deps.find_gaps is not None and deps.fetch is not None and deps.ingest is not None
+            and state.get("tool_calls", 0) < s.max_tool_calls
+            and time.monotonic() - state["started"] < s.time_budget_s)
+
+
+async def complete_gaps(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    """One tool call: fetch literature for each gap's entities and ingest it into the live stores."""
+    log_entries = []
+    for gap in state["gaps"]:
+        t0 = time.monotonic()
+        try:
+            records = await deps.fetch(gap)  # type: ignore[misc]
+        except Exception as exc:  # noqa: BLE001 - a failing source degrades to the evidence we have
+            log_entries.append({"gap": _gap_dict(gap), "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        fetched = time.monotonic()
+        report = await deps.ingest(records) if records else None  # type: ignore[misc]
+        log_entries.append({
+            "gap": _gap_dict(gap), "fetched": [r.doc_id for r in records],
+            "ingested": list(report.doc_ids) if report else [], "chunks": len(report.chunk_ids) if report else 0,
+            "fetch_ms": round(1000 * (fetched - t0), 1), "ingest_ms": round(1000 * (time.monotonic() - fetched), 1),
+        })
+    return {"tool_calls": state.get("tool_calls", 0) + 1, "gap_log": log_entries}
+
+
+def _gap_dict(gap: Any) -> dict[str, Any]:
+    return {"kind": gap.kind, "mesh_ids": list(gap.mesh_ids), "names": list(gap.names), "reason": gap.reason}
+
+
+async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    from langgraph.config import get_stream_writer
+
+    try:
+        write = get_stream_writer()
+    except RuntimeError:  # not streaming (a direct call in a test)
+        def write(_: Any) -> None:
+            return None
+    evidence = state["evidence"][: deps.settings.top_k] + [memory_candidate(m) for m in state.get("memories", [])]
+    answer: Answer | None = None
+    async for event in deps.generate(state["route"].tier, state["question"], state["analysis"], evidence):
+        if "delta" in event:
+            write({"delta": event["delta"]})
+        else:
+            answer = event["answer"]
+    if answer is None:
+        raise RuntimeError("the tier engine ended its stream without an answer")
+    return {"answer": answer}
+
+
+def memory_candidate(memory: Any) -> Candidate:
+    """A recalled conversation memory as one numbered context passage, labelled with its age."""
+    text = f"({memory.age_label}) {memory.text}"
+    chunk = Chunk(chunk_id=f"{MEMORY_PREFIX}{memory.memory_id}", doc_id=f"{MEMORY_PREFIX}{memory.memory_id}",
+                  index=0, text=text, section_path=["Conversation memory", memory.age_label], parent_id="",
+                  parent_text=text, token_count=len(text.split()), language="", title="Earlier conversation")
+    # ranked after the evidence; relevance at the floor: quoted only when nothing better says it
+    return Candidate(chunk.chunk_id, chunk=chunk, relevance=0.0, features={"memory": 1.0})
+
+
+async def guard_output(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    from medgraph.agent.guard import refusal_text
+
+    answer, language = state["answer"], state["language"]
+    if answer.refused:
+        return {}
+    shown = f"{answer.content}\n\n{answer.disclaimer}"  # what the user reads
+    verdict = await asyncio.to_thread(deps.guard.check_output, state["question"], shown, language)
+    if verdict.allowed:
+        return {"output_verdict": verdict}
+    blocked = Answer(content=refusal_text(verdict, language), refused=True, language=language,
+                     model_used=answer.model_used, disclaimer=disclaimer(language))
+    return {"output_verdict": verdict, "answer": blocked}
+
+
+async def persist(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    req, answer = state["request"], state["answer"]
+    analysis = state.get("analysis")
+    entities = tuple((m.mesh_id, m.surface) for m in analysis.mentions if m.mesh_id) if analysis else ()
+    if deps.sessions is not None and state.get("session_id"):
+        deps.sessions.add_message(state["session_id"], "user", req.question, entities)
+        deps.sessions.add_message(state["session_id"], "assistant", answer.content)
+    if deps.memory is None or not req.user_id or state.get("blocked") or analysis is None:
+        return {}
+    ids = analysis.entity_ids
+    deps.memory.record_interests(req.user_id, ids)
+    cited = [c.chunk_id[len(MEMORY_PREFIX):] for c in answer.citations if c.chunk_id.startswith(MEMORY_PREFIX)]
+    if cited:
+        deps.memory.reinforce(req.user_id, cited)
+    if not answer.refused and ids:
+        deps.memory.remember(req.user_id, state["question"], answer.content, ids)
+    return {}
+
+
+# --- edges and assembly -----------------------------------------------------------------------
+
+
+def _after_guard(state: AgentState) -> str:
+    return "refuse" if state.get("blocked") else "rewrite"
+
+
+def _after_assess(state: AgentState) -> str:
+    return "complete_gaps" if state.get("gaps") else "generate"
+
+
+NODES: dict[str, Callable[[AgentState, AgentDeps], Awaitable[dict[str, Any]]]] = {
+    "guard_input": guard_input, "refuse": refuse, "rewrite": rewrite, "analyse": analyse, "semantic": semantic,
+    "relational": relational, "fuse": fuse, "assess": assess, "complete_gaps": complete_gaps,
+    "generate": generate, "guard_output": guard_output, "persist": persist,
+}
+
+
+def _timed(name: str, fn: Callable[[AgentState, AgentDeps], Awaitable[dict[str, Any]]], deps: AgentDeps
+           ) -> Callable[[AgentState], Awaitable[dict[str, Any]]]:
+    async def node(state: AgentState) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        update = await fn(state, deps)
+        ms = 1000 * (time.perf_counter() - t0) + state.get("timings", {}).get(name, 0.0)
+        return {**update, "timings": {name: round(ms, 2)}}
+
+    return node
+
+
+def build_graph(deps: AgentDeps) -> Any:
+    """The compiled LangGraph state machine over ``deps``."""
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(AgentState)
+    for name, fn in NODES.items():
+        g.add_node(name, _timed(name, fn, deps))
+    g.add_edge(START, "guard_input")
+    g.add_conditional_edges("guard_input", _after_guard, ["refuse", "rewrite"])
+    g.add_edge("refuse", "persist")
+    g.add_edge("rewrite", "analyse")
+    for channel in ("semantic", "relational"):
+        g.add_edge("analyse", channel)
+        g.add_edge("complete_gaps", channel)
+        g.add_edge(channel, "fuse")
+    g.add_edge("fuse", "assess")
+    g.add_conditional_edges("assess", _after_assess, ["complete_gaps", "generate"])
+    g.add_edge("generate", "guard_output")
+    g.add_edge("guard_output", "persist")
+    g.add_edge("persist", END)
+    return g.compile()
+
+
+class Agent:
+    """Runs the graph: ``run`` for the final state, ``events`` for progress, deltas and the end."""
+
+    def __init__(self, deps: AgentDeps) -> None:
+        self.deps = deps
+        self.graph = build_graph(deps)
+
+    def _initial(self, request: AgentRequest) -> AgentState:
+        return {"request": request, "started": time.monotonic(), "timings": {}, "gap_log": []}
+
+    async def run(self, request: AgentRequest) -> AgentState:
+        state: AgentState = await self.graph.ainvoke(self._initial(request))
+        return state
+
+    async def events(self, request: AgentRequest) -> AsyncIterator[dict[str, Any]]:
+        """``{"node": name}`` as each node finishes, ``{"delta": text}`` while generating, then
+        ``{"final": AgentState}``."""
+        state: dict[str, Any] = dict(self._initial(request))
+        async for mode, chunk in self.graph.astream(state, stream_mode=["custom", "updates"]):
+            if mode == "custom":
+                yield chunk
+                continue
+            for node, update in chunk.items():
+                for key, value in (update or {}).items():
+                    if key == "timings":
+                        state["timings"] = {**state.get("timings", {}), **value}
+                    elif key == "gap_log":
+                        state["gap_log"] = [*state.get("gap_log", []), *value]
+                    else:
+                        state[key] = value
+                yield {"node": node}
+        yield {"final": state}
+
+
+def summary(state: AgentState) -> dict[str, Any]:
+    """The agent's trace for the API response: rewrite, verdicts, gaps, memories, timings."""
+    rw, gaps = state.get("rewrite"), state.get("gap_log", [])
+    return {
+        "question": state.get("question", state["request"].question),
+        "rewritten": bool(rw and rw.changed),
+        "blocked": bool(state.get("blocked")),
+        "input_guard": _verdict(state.get("input_verdict")),
+        "output_guard": _verdict(state.get("output_verdict")),
+        "gap_completion": {"tool_calls": state.get("tool_calls", 0), "rounds": gaps},
+        "memories_used": [m.memory_id for m in state.get("memories", [])],
+        "timings_ms": state.get("timings", {}),
+    }
+
+
+def _verdict(v: Any) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    return {"allowed": v.allowed, "categories": list(v.categories), "reason": v.reason, "method": v.method}

@@ -1,0 +1,224 @@
+"""The agent deployment: runs each question through the LangGraph agent (``medgraph.agent.graph``).
+
+It owns what the agent keeps between questions — the guard, the rewriter, the session store and
+long-term memory (``app.path``), the literature sources of gap completion — and calls the other
+deployments through their handles: analyzer, router, retriever (retrieval, the relational
+channel, gap detection, live ingestion), reranker and the per-tier engines.
+
+``run(request)`` returns the answer body of ``/chat``; ``stream(request)`` yields
+``{"status": node}`` as the graph advances, ``{"delta": text}`` while the tier generates, and
+``{"done": body}``. A backend that does not answer in time, or a store or tier that is down,
+raises ``AgentUnavailable`` (the ingress answers 503); another user's session id raises
+``SessionForbidden`` (403).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from medgraph.agent.graph import Agent, AgentDeps, AgentRequest, AgentSettings, AgentState, summary
+from medgraph.config import MedGraphConfig
+from medgraph.generate.base import Answer
+from medgraph.llm.base import ModelUnavailable
+from medgraph.retrieve.types import Candidate, QueryAnalysis
+from medgraph.stores.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+
+class AgentUnavailable(RuntimeError):
+    """A backend (store, tier, deployment) cannot answer now; the request may be retried."""
+
+
+def unavailable_reason(exc: BaseException) -> str | None:
+    """The 503 message for errors that mean 'try again later' (also when Serve wraps them)."""
+    from serve.tiers import TierUnavailable
+
+    seen = 0
+    err: BaseException | None = exc
+    while err is not None and seen < 6:  # Serve wraps a deployment's error; the agent adds a level
+        if isinstance(err, AgentUnavailable):
+            return str(err)
+        if isinstance(err, StoreError):
+            return f"store unavailable: {err}"
+        if isinstance(err, TierUnavailable | ModelUnavailable):
+            return f"LLM tier unavailable: {err}"
+        err = getattr(err, "cause", None) or err.__cause__
+        seen += 1
+    return None
+
+
+def answer_body(state: AgentState) -> dict[str, Any]:
+    answer: Answer = state["answer"]
+    route = state.get("route")
+    return {
+        "session_id": state.get("session_id") or uuid.uuid4().hex,
+        "content": answer.content,
+        "citations": [c.__dict__ for c in answer.citations],
+        "retrieval_paths_used": list(state.get("paths_used", [])),
+        "model_used": answer.model_used,
+        "refused": answer.refused,
+        "language": answer.language,
+        "disclaimer": answer.disclaimer,
+        "tier": route.tier if route else None,
+        "route": route.to_dict() if route else None,
+        "grounding": answer.grounding,
+        "agent": summary(state),
+    }
+
+
+def settings_from(cfg: MedGraphConfig) -> AgentSettings:
+    a, m, g = cfg.agent, cfg.memory, cfg.gaps
+    return AgentSettings(
+        top_k=cfg.retrieval.top_k, history_turns=m.history_turns, top_interests=m.top_interests,
+        interest_seed_weight=a.interest_seed_weight, memories=a.memories, relational_weight=a.relational_weight,
+        relational_pairs=a.relational_pairs, rrf_k=cfg.retrieval.rrf_k, gaps_enabled=g.enabled,
+        max_tool_calls=g.max_tool_calls, time_budget_s=g.time_budget_s,
+    )
+
+
+class AgentService:
+    def __init__(self, cfg: MedGraphConfig, analyzer: Any, retriever: Any, reranker: Any, router: Any,
+                 engines: dict[str, Any]) -> None:
+        from medgraph.agent.guard import make_guard
+        from medgraph.agent.rewrite import make_rewriter
+        from medgraph.literature import make_sources
+        from medgraph.memory.longterm import LongTermMemory
+        from medgraph.memory.sessions import SessionStore
+
+        self.cfg = cfg
+        self.analyzer, self.retriever, self.reranker, self.router = analyzer, retriever, reranker, router
+        self.engines = engines
+        self.timeout_s = cfg.serve.request_timeout_s
+        self.answer_timeout_s = cfg.serve.answer_timeout_s + cfg.tiers.wake_timeout_s
+        self.sources = make_sources(cfg.gaps) if cfg.gaps.enabled else []
+        gaps_on = bool(self.sources)
+        guard_chat = self._blocking_chat(cfg.guard.engine, 16) if cfg.guard.kind == "llama_guard" else None
+        deps = AgentDeps(
+            guard=make_guard(cfg.guard, guard_chat), rewriter=self._rewriter(make_rewriter),
+            analyze=self._analyze, route=self._route, retrieve=self._retrieve, rerank=self._rerank,
+            relational=self._relational, generate=self._generate,
+            find_gaps=self._find_gaps if gaps_on else None, fetch=self._fetch if gaps_on else None,
+            ingest=self._ingest if gaps_on else None,
+            sessions=SessionStore(cfg.app.path),
+            memory=LongTermMemory(cfg.app.path, cfg.memory.half_life_days, cfg.memory.capacity_per_entity),
+            settings=settings_from(cfg),
+        )
+        self.agent = Agent(deps)
+
+    # --- model tiers of the guard and the rewriter: an engine deployment, called from a worker thread
+
+    def _blocking_chat(self, engine: str | None, max_tokens: int) -> Any:
+        """``chat(messages) -> text`` on engine ``engine``'s deployment, for the sync guard and
+        rewriter (the graph runs them in a worker thread, where waiting on a handle is allowed)."""
+        from medgraph.llm.base import ChatParams
+
+        if engine not in self.engines:
+            raise ValueError(f"engine {engine!r} is not deployed; deployed: {sorted(self.engines)}")
+        handle, timeout = self.engines[engine], self.answer_timeout_s
+        params = ChatParams(max_tokens=max_tokens, temperature=0.0)
+
+        def chat(messages: list[dict[str, str]], p: Any = None) -> str:
+            return str(handle.chat.remote(messages, p or params).result(timeout_s=timeout))
+
+        return chat
+
+    def _rewriter(self, make_rewriter: Any) -> Any:
+        rcfg = self.cfg.memory.rewriter
+        if rcfg.kind != "dspy":
+            return make_rewriter(rcfg)
+        from medgraph.llm.dspy_bridge import chat_lm
+
+        return make_rewriter(rcfg, chat_lm(self._blocking_chat(rcfg.engine, 128)))
+
+    # --- calls to the other deployments (with timeouts; outages become AgentUnavailable) ---------
+
+    async def _call(self, method: Any, *args: Any, timeout: float | None = None) -> Any:
+        try:
+            return await asyncio.wait_for(_awaitable(method.remote(*args)), timeout or self.timeout_s)
+        except TimeoutError as exc:
+            raise AgentUnavailable("a backend did not answer in time; try again later") from exc
+        except Exception as exc:
+            reason = unavailable_reason(exc)
+            if reason is None:
+                raise
+            raise AgentUnavailable(reason) from exc
+
+    async def _analyze(self, question: str, language: str | None) -> QueryAnalysis:
+        return await self._call(self.analyzer.analyze, question, language)  # type: ignore[no-any-return]
+
+    async def _route(self, analysis: QueryAnalysis, tier: str | None) -> Any:
+        return await self._call(self.router.route, analysis, tier)
+
+    async def _retrieve(self, analysis: QueryAnalysis) -> Any:
+        return await self._call(self.retriever.retrieve, analysis)
+
+    async def _rerank(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
+        return await self._call(self.reranker.rerank, question, candidates)  # type: ignore[no-any-return]
+
+    async def _relational(self, analysis: QueryAnalysis) -> list[Candidate]:
+        a = self.cfg.agent
+        return await self._call(self.retriever.relational, analysis, a.relational_pairs,  # type: ignore[no-any-return]
+                                a.relational_limit, timeout=self.cfg.serve.store_timeout_s)
+
+    async def _find_gaps(self, analysis: QueryAnalysis, ranked: list[Candidate]) -> list[Any]:
+        return await self._call(self.retriever.find_gaps, analysis, ranked,  # type: ignore[no-any-return]
+                                self.cfg.gaps.noise_floor)
+
+    async def _fetch(self, gap: Any) -> list[Any]:
+        """The first source that has literature for the gap's entities (sources in config order),
+        each search within the gap-completion time budget."""
+        g = self.cfg.gaps
+        terms = await self._call(self.analyzer.search_terms, gap)
+        for source in self.sources:
+            records = await asyncio.wait_for(
+                asyncio.to_thread(source.search, terms, g.max_results, g.time_budget_s), g.time_budget_s)
+            if records:
+                return list(records)
+        return []
+
+    async def _ingest(self, records: list[Any]) -> Any:
+        return await self._call(self.retriever.ingest, records, timeout=self.cfg.gaps.time_budget_s)
+
+    async def _generate(self, tier: str, question: str, analysis: QueryAnalysis, evidence: list[Candidate]
+                        ) -> AsyncIterator[dict[str, Any]]:
+        engine = self.engines[self.cfg.tiers.engine_for(tier)]
+        gen = engine.options(stream=True).stream.remote(question, analysis, evidence)
+        wait = self.answer_timeout_s  # the first event may include a wake
+        while True:
+            try:
+                event = await asyncio.wait_for(gen.__anext__(), wait)
+            except StopAsyncIteration:
+                return
+            except TimeoutError as exc:
+                gen.cancel()
+                raise AgentUnavailable("the LLM tier did not answer in time; try again later") from exc
+            except Exception as exc:
+                reason = unavailable_reason(exc)
+                if reason is None:
+                    raise
+                raise AgentUnavailable(reason) from exc
+            wait = self.cfg.serve.answer_timeout_s
+            yield event
+
+    # --- entry points --------------------------------------------------------------------------
+
+    async def run(self, request: AgentRequest) -> dict[str, Any]:
+        return answer_body(await self.agent.run(request))
+
+    async def stream(self, request: AgentRequest) -> AsyncIterator[dict[str, Any]]:
+        async for event in self.agent.events(request):
+            if "final" in event:
+                yield {"done": answer_body(event["final"])}
+            elif "node" in event:
+                yield {"status": event["node"]}
+            else:
+                yield event
+
+
+async def _awaitable(response: Any) -> Any:
+    return await response
