@@ -61,9 +61,20 @@ class ChatMessage:
 
 
 class SessionStore:
-    """Sessions and messages in the app's SQLite file (``app.path``); safe to share between threads."""
+    """Sessions and messages in the app's SQLite file (``app.path``); safe to share between threads.
 
-    def __init__(self, path: str | Path) -> None:
+    With ``max_age_s`` (``memory.session_max_age_days``) set, ``open_session`` also runs
+    ``delete_expired(max_age_s)`` at most once per ``prune_every_s``, so no separate job is needed.
+    """
+
+    def __init__(
+        self, path: str | Path, max_age_s: float | None = None, prune_every_s: float = 3600.0
+    ) -> None:
+        if max_age_s is not None and max_age_s < 0:
+            raise ValueError("max_age_s must be >= 0")
+        self.max_age_s = max_age_s
+        self.prune_every_s = prune_every_s
+        self._last_prune = float("-inf")
         self._db = AppDatabase(path, _SCHEMA)
 
     def open_session(
@@ -80,6 +91,9 @@ class SessionStore:
             session_id = secrets.token_urlsafe(18)
         elif not _SESSION_ID.fullmatch(session_id):
             raise ValueError("a session ID is 1-128 characters of A-Z, a-z, 0-9, '_' and '-'")
+        if self.max_age_s is not None and t - self._last_prune >= self.prune_every_s:
+            self._last_prune = t
+            self.delete_expired(self.max_age_s, now=t)
         with self._db.write() as db:
             row = db.execute(
                 "SELECT user_id, created_at FROM chat_sessions WHERE session_id = ?", (session_id,)

@@ -309,3 +309,24 @@ def test_delete_expired_by_last_activity(db_path):
     # the expired id is free again and is created anew for whoever opens it
     assert store.open_session(idle, "bob", now=T0 + 10 * DAY).user_id == "bob"
     assert store.delete_expired(7 * DAY, now=T0 + 10 * DAY) == 0
+
+
+def test_opening_sessions_prunes_expired_ones_when_a_max_age_is_set(db_path):
+    store = SessionStore(db_path, max_age_s=7 * DAY, prune_every_s=DAY)
+    old = store.open_session(None, "alice", now=T0).session_id
+    store.add_message(old, "user", "old", now=T0)
+    store.open_session(None, "bob", now=T0 + 8 * DAY)  # prunes: alice's session is 8 days idle
+    assert store.recent(old) == []
+    kept = store.open_session(None, "bob", now=T0 + 8 * DAY).session_id
+    store.add_message(kept, "user", "kept", now=T0 + 8 * DAY)
+    store.open_session(None, "bob", now=T0 + 8.5 * DAY)  # within prune_every_s: no pruning run
+    assert [m.content for m in store.recent(kept)] == ["kept"]
+
+
+def test_forget_user_deletes_only_that_users_records(ltm):
+    ltm.record_interests("alice", [MI], now=T0)
+    ltm.remember("alice", "q", "a", [MI], now=T0)
+    b = ltm.remember("bob", "q", "a", [MI], now=T0)
+    assert ltm.forget_user("alice") == 1
+    assert ltm.recall("alice", [MI], now=T0) == [] and ltm.top_interests("alice", now=T0) == []
+    assert [m.memory_id for m in ltm.recall("bob", [MI], now=T0)] == [b]
