@@ -73,7 +73,8 @@ class ConcurrencyGate:
                 self._release()  # the slot was handed over as we were cancelled: pass it on
             else:
                 ticket.cancel()
-                self._waiters.remove(ticket)
+                if ticket in self._waiters:  # ``_release`` may have dropped it already
+                    self._waiters.remove(ticket)
             raise
 
     def _release(self) -> None:

@@ -314,6 +314,29 @@ def test_gate_cancelled_waiter_leaves_the_queue():
     assert asyncio.run(scenario()) == ["a", "c"]
 
 
+def test_gate_waiter_cancelled_just_as_the_slot_frees():
+    async def scenario() -> tuple[list[str], bool, int, int]:
+        gate = ConcurrencyGate(max_concurrent=1)
+        order: list[str] = []
+        hold = asyncio.Event()
+
+        async def task(name: str) -> None:
+            async with gate.slot():
+                order.append(name)
+                await hold.wait()
+
+        tasks = {name: asyncio.create_task(task(name)) for name in "abc"}
+        for _ in range(3):
+            await asyncio.sleep(0)
+        hold.set()  # "a" will leave first and hand its slot on, skipping "b"'s cancelled ticket
+        tasks["b"].cancel()
+        results = await asyncio.gather(*tasks.values(), return_exceptions=True)
+        b_cancelled = isinstance(results[1], asyncio.CancelledError)
+        return order, b_cancelled, gate.active, gate.queued
+
+    assert asyncio.run(scenario()) == (["a", "c"], True, 0, 0)
+
+
 def test_gate_releases_on_error_and_validates():
     async def scenario() -> int:
         gate = ConcurrencyGate(max_concurrent=1)
