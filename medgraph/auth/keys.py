@@ -40,6 +40,7 @@ KEY_PREFIX = "mgk_"
 _USER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 _KEY = re.compile(r"mgk_([0-9a-f]{12})_([A-Za-z0-9_-]{32,128})")
 _DUMMY_HASH = "0" * 64
+LAST_USED_RESOLUTION_S = 60.0  # ``last_used_at`` is rewritten at most this often (not on every request)
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,8 @@ class ApiKeyStore:
         parsed = _parse(key) if isinstance(key, str) else None
         key_id, secret = parsed or ("", "")
         rows = self._db.query(
-            "SELECT k.user_id, k.scheme, k.hash, k.revoked_at, u.role, u.disabled FROM auth_keys k "
+            "SELECT k.user_id, k.scheme, k.hash, k.revoked_at, k.last_used_at, u.role, u.disabled "
+            "FROM auth_keys k "
             "JOIN auth_users u ON u.user_id = k.user_id WHERE k.key_id = ?",
             (key_id,),
         )
@@ -137,8 +139,10 @@ class ApiKeyStore:
             return None
         if row is None or parsed is None or row["revoked_at"] is not None or row["disabled"]:
             return None
-        with self._db.write() as db:
-            db.execute("UPDATE auth_keys SET last_used_at = ? WHERE key_id = ?", (clock(now), key_id))
+        t = clock(now)
+        if row["last_used_at"] is None or abs(t - row["last_used_at"]) >= LAST_USED_RESOLUTION_S:
+            with self._db.write() as db:
+                db.execute("UPDATE auth_keys SET last_used_at = ? WHERE key_id = ?", (t, key_id))
         return Principal(row["user_id"], row["role"], key_id)
 
     def revoke(self, key_id: str, now: float | None = None) -> bool:
@@ -152,7 +156,7 @@ class ApiKeyStore:
             )
 
     def list_keys(self, user_id: str | None = None) -> list[dict[str, Any]]:
-        """Keys (all, or one user's): key_id, user_id, created_at, last_used_at, revoked_at."""
+        """Keys (all, or one user's): key_id, user_id, created_at, last_used_at (+-1 min), revoked_at."""
         sql = "SELECT key_id, user_id, created_at, last_used_at, revoked_at FROM auth_keys"
         params: tuple[str, ...] = ()
         if user_id is not None:

@@ -49,6 +49,7 @@ CREATE INDEX IF NOT EXISTS user_memory_entities_entity ON user_memory_entities(u
 REPEAT_FACTOR = 0.9  # share of the decayed weight kept on a repeat mention
 MENTION_WEIGHT = 1.0  # added on each mention (and the weight of a first mention)
 DAY_S = 86400.0
+_SEPARATOR = "\x1f"  # joins a memory's MeSH IDs in one SQL result column
 
 
 @dataclass(frozen=True)
@@ -209,16 +210,16 @@ class LongTermMemory:
         marks = ",".join("?" * len(ids))
         rows = self._db.query(
             "SELECT m.memory_id, m.text, m.weight, m.last_seen, m.created_at, "
-            "group_concat(all_e.mesh_id, ' ') AS about FROM user_memories m "
+            "group_concat(all_e.mesh_id, ?) AS about FROM user_memories m "
             "JOIN user_memory_entities all_e ON all_e.memory_id = m.memory_id "
             "WHERE m.user_id = ? AND m.memory_id IN ("
             f"  SELECT memory_id FROM user_memory_entities WHERE user_id = ? AND mesh_id IN ({marks})) "
             "GROUP BY m.memory_id",
-            (user_id, user_id, *ids),
+            (_SEPARATOR, user_id, user_id, *ids),
         )
         scored: list[tuple[float, Memory]] = []
         for r in rows:
-            about = tuple(sorted(set(r["about"].split(" "))))
+            about = tuple(sorted(set(r["about"].split(_SEPARATOR))))
             weight = self.decayed(r["weight"], r["last_seen"], t)
             overlap = len(wanted.intersection(about)) / len(wanted)
             label = relative_time_label(t - r["created_at"], label_language)

@@ -61,6 +61,10 @@ def test_keys_are_stored_hashed_and_verify(db_path, pepper):
         assert secret not in json.dumps(listing)
         assert not any("hash" in row for row in listing)
     assert store.list_keys("alice")[0]["last_used_at"] == T0 + 1
+    store.verify(key, now=T0 + 30)  # within a minute: no write
+    assert store.list_keys("alice")[0]["last_used_at"] == T0 + 1
+    store.verify(key, now=T0 + 61)
+    assert store.list_keys("alice")[0]["last_used_at"] == T0 + 61
 
 
 def test_verify_refuses_wrong_malformed_and_foreign_pepper_keys(db_path):
