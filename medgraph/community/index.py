@@ -8,7 +8,7 @@ question's vectors search both), and, at query time, chunk ``Candidate`` lists.
 ``CommunitySearch.candidates``: the question's communities, ranked by reciprocal-rank fusion of
 (a) a hybrid search over the summaries and (b) membership of the question's MeSH entities
 (communities holding more of them first, coarser first); the chunks each of the best
-communities' summaries cite become the candidates, best community first, taken in turns. With
+communities' summaries cite become the candidates, the best community's first. With
 ``communities.search.when: overview`` the path answers only overview and cross-corpus questions
 (``medgraph.route.rules.wants_overview``).
 """
@@ -101,13 +101,13 @@ class CommunitySearch:
             return []
         ranked = self.rank(analysis, dense, sparse)
         stored = {c.community_id: c for c in self.graph.communities(ids=[cid for cid, _ in ranked])}
-        lists = [(score, cid, stored[cid].chunk_ids[: self.cfg.search.chunks_per_community])
+        lists = [(score, stored[cid].chunk_ids[: self.cfg.search.chunks_per_community])
                  for cid, score in ranked if cid in stored]
         out: list[Candidate] = []
         seen: set[str] = set()
-        for turn in range(self.cfg.search.chunks_per_community):
-            for score, _cid, chunk_ids in lists:
-                if turn < len(chunk_ids) and chunk_ids[turn] not in seen:
-                    seen.add(chunk_ids[turn])
-                    out.append(Candidate(chunk_ids[turn], score, {PATH: score}))
+        for score, chunk_ids in lists:
+            for chunk_id in chunk_ids:
+                if chunk_id not in seen:
+                    seen.add(chunk_id)
+                    out.append(Candidate(chunk_id, score, {PATH: score}))
         return out[:limit]
