@@ -323,3 +323,30 @@ def test_neo4j_schema_labels_and_relationships(neo4j_available):
     finally:
         wipe(store)
         store.close()
+
+
+# --- connecting evidence (gap completion) --------------------------------------------------
+
+
+def test_connecting_evidence_shared_chunks_bridges_and_gaps(store):
+    write_doc(store, "d1", [["D1", "D2"], ["D2", "D3"]])  # D1-D2 share a chunk; D2 bridges D1 and D3
+    write_doc(store, "d2", [["D4"], ["D3", "D5"]])
+    both = store.connecting_evidence("D1", "D2")
+    assert both.chunk_ids == ["d1-h1-0"] and both.connected
+    bridged = store.connecting_evidence("D1", "D3")
+    assert bridged.chunk_ids == [] and bridged.bridges == ["D2"] and bridged.connected
+    assert store.connecting_evidence("D3", "D1").bridges == ["D2"]
+    assert store.connecting_evidence("D1", "D5").connected is False  # three hops: D1-D2-D3-D5
+    assert store.connecting_evidence("D1", "D4").connected is False
+    assert store.connecting_evidence("D1", "D404").connected is False  # unknown entity
+    write_doc(store, "d3", [["D1", "D5", "D2", "D3"]])
+    assert store.connecting_evidence("D1", "D5").chunk_ids == ["d3-h1-0"]
+    assert store.connecting_evidence("D1", "D3", limit=1).bridges == ["D2"]
+
+
+def test_connecting_evidence_is_parameterised(store):
+    write_doc(store, "d1", [["D1", "D2"]])
+    hostile = "D1' OR 1=1 --"
+    assert store.connecting_evidence(hostile, "D2").connected is False
+    assert store.connecting_evidence('D1"}) MATCH (n) DETACH DELETE n //', "D2").connected is False
+    assert store.counts()["chunks"] == 1
