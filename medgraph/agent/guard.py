@@ -123,9 +123,20 @@ def _hits(patterns_of: Callable[[_Compiled], Iterable[re.Pattern[str]]], text: s
     return hits
 
 
+@lru_cache(maxsize=1)
+def _public_numbers() -> re.Pattern[str]:
+    """Public helplines however they are grouped ("0800 111 0 111", "400-161-9995").
+
+    Short numbers (112, 988) are left alone: no phone pattern matches them, and removing them
+    could cut a longer number apart.
+    """
+    numbers = sorted((n for n in PUBLIC_NUMBERS if len(n) >= 6), key=len, reverse=True)
+    return re.compile(r"(?<!\d)(?:" + "|".join(r"[\s./-]?".join(n) for n in numbers) + r")(?!\d)")
+
+
 def personal_data(answer: str) -> list[tuple[str, str]]:
     """(kind, text) of each personal-data span in ``answer``, public helplines excepted."""
-    text = unicodedata.normalize("NFKC", answer)
+    text = _public_numbers().sub(" ", unicodedata.normalize("NFKC", answer))
     found = []
     for kind, pattern in _personal_data().items():
         for match in pattern.finditer(text):
@@ -181,9 +192,16 @@ def _order(code: str) -> int:
 
 # --- the model tier: Llama Guard 3 ---------------------------------------------------------
 
+# the category names Llama Guard 3 was trained with (its model card's prompt)
+LLAMA_GUARD_NAMES: dict[str, str] = {
+    "S1": "Violent Crimes", "S2": "Non-Violent Crimes", "S3": "Sex Crimes", "S4": "Child Exploitation",
+    "S5": "Defamation", "S6": "Specialized Advice", "S7": "Privacy", "S8": "Intellectual Property",
+    "S9": "Indiscriminate Weapons", "S10": "Hate", "S11": "Self-Harm", "S12": "Sexual Content",
+    "S13": "Elections", "S14": "Code Interpreter Abuse",
+}
 # category lines of the prompt; S6 says what this product means by it (see guard_rules)
 CATEGORY_LINES: dict[str, str] = {
-    **{code: f"{code}: {name}." for code, name in HAZARDS.items()},
+    **{code: f"{code}: {name}." for code, name in LLAMA_GUARD_NAMES.items()},
     "S6": "S6: Specialized Advice.\nAsking the assistant to issue a prescription, sick note or medical "
           "certificate. Medical information, including urgent questions, is safe: it is the purpose of "
           "this medical question-answering service.",

@@ -45,7 +45,7 @@ class CategoryRules:
 
 # a person as the object of a harmful act (EN / DE / ZH)
 _PERSON_EN = (r"(?:him|her|them|someone|somebody|anyone|a person|people|"
-              r"(?:my|his|her|our|a|the) (?:wife|husband|partner|boyfriend|girlfriend|mother|father|mom|mum|"
+              r"(?:my|your|his|her|our|a|the) (?:wife|husband|partner|boyfriend|girlfriend|mother|father|mom|mum|"
               r"dad|son|daughter|child|baby|boss|neighbou?r|colleague|coworker|roommate|patient|teacher|friend|"
               r"brother|sister|family|man|woman|kid|ex))")
 _PERSON_DE = (r"(?:jemanden|ihn|sie|einen menschen|eine person|meinen (?:mann|vater|sohn|chef|nachbarn|bruder|"
@@ -264,8 +264,10 @@ RULES: tuple[CategoryRules, ...] = (
             r"(?:rezept|attest|krankschreibung|arbeitsunfähigkeitsbescheinigung|au-bescheinigung|überweisung|"
             r"ärztliche bescheinigung|gelben schein)",
             r"\bverschreib\w*\s+(?:du\s+)?(?:mir|uns)\b",
-            r"\bschreib\w*\s+(?:du\s+)?mich\s+krank\b"),
-        zh=(r"(?:给我|帮我|替我)(?:开|写|出具|签)(?:一?[张份个])?(?:处方|病假条|诊断证明|医疗证明|假条|转诊单)",),
+            r"\bschreib\w*\s+(?:du\s+)?mich\s+(?:\w+\s+){0,4}krank\b",
+            r"\b(?:kannst|könntest|würdest)\s+du\s+(?:mir|uns)\s+(?:\w+\s+){0,3}(?:rezept|attest|krankschreibung|"
+            r"überweisung|bescheinigung)\w*\s+(?:\w+\s+)?(?:ausstellen|schreiben|geben|verschreiben|unterschreiben)"),
+        zh=(r"(?:给我|帮我|替我)(?:开|写|出具|签).{0,10}(?:处方|病假条|诊断证明|医疗证明|假条|转诊单)",),
     ),
     CategoryRules(
         code="S7",
@@ -303,7 +305,7 @@ RULES: tuple[CategoryRules, ...] = (
             r"(?:text|book|chapter|manual|textbook)\b",
             r"\bsci-?hub\b|\blibgen\b"),
         de=(r"\braubkopie\w*|\bgecrackt\w*|\bcracken\b",
-            r"\b(?:lizenz|kopierschutz|paywall|bezahlschranke|drm)\s+(?:\w+\s+){0,2}(?:umgehen|knacken|entfernen|"
+            r"\b(?:lizenz|kopierschutz|paywall|bezahlschranke|drm)\w*\s+(?:[\w-]+\s+){0,3}(?:umgehen|knacken|entfernen|"
             r"aushebeln)",
             r"\b(?:gesamten|vollständigen|kompletten|ganzen)\s+(?:text|buch|kapitel|lehrbuch)\b.{0,40}\b(?:kopieren|"
             r"abschreiben|wiedergeben|ausgeben|schicken)"),
@@ -476,10 +478,11 @@ RULES: tuple[CategoryRules, ...] = (
 # matched on the answer with its case kept (the insurance number is upper case)
 PERSONAL_DATA: dict[str, str] = {
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-zA-Z]{2,}",
-    # international (+49 30 1234567, 0049 ...), German national (030 1234567, 0171/1234567),
+    # international (+49 30 1234567, 0049 ...), German national (030 1234567, 0171/1234567, (0461) 708-223),
     # North American ((555) 123-4567, 555-123-4567) and Chinese mobile (13812345678) numbers
     "phone": r"(?<![\w+])(?:\+|00)[1-9]\d{0,2}[\s./-]?(?:\(0\)[\s./-]?)?\d{2,5}(?:[\s./-]?\d{2,}){1,4}"
              r"|(?<![\w.,/-])0\d{2,5}[\s/-]\d{3,}(?:[\s-]\d{2,})*"
+             r"|\(0\d{2,5}\)\s?\d{2,}(?:\s?[-/]?\s?\d{2,})+"
              r"|\(\d{3}\)\s?\d{3}[\s.-]\d{4}|(?<![\w.])\d{3}[.-]\d{3}[.-]\d{4}(?![\w.])"
              r"|(?<!\d)1[3-9]\d{9}(?!\d)",
     # German statutory health insurance number (Krankenversichertennummer): a letter and 9 digits
