@@ -386,3 +386,22 @@ def test_cli_create_issue_verify_revoke(tmp_path, capsys, monkeypatch, repo_root
     assert cli_main([*base, "revoke", issued["key_id"]]) == 1  # nothing left to revoke
     assert cli_main([*base, "create-user", "alice"]) == 2  # exists: a clear error
     assert "exists" in capsys.readouterr().err
+
+
+def test_cli_new_key_disable_and_usage(tmp_path, capsys, monkeypatch, repo_root):
+    monkeypatch.delenv("MEDGRAPH_KEY_PEPPER", raising=False)
+    db = str(tmp_path / "cli.sqlite")
+    base = ["--config", str(repo_root / "configs" / "local.yaml"), "--set", f"app.path={db}", "--json"]
+    assert cli_main([*base, "new-key"]) == 0
+    fresh = json.loads(capsys.readouterr().out)["key"]
+    store = ApiKeyStore(db)
+    store.bootstrap_admin(fresh)  # what the API does with $MEDGRAPH_ADMIN_KEY at start
+    assert store.verify(fresh) == Principal("admin", "admin", fresh[4:16])
+    assert cli_main([*base, "disable-user", "admin"]) == 0
+    assert store.verify(fresh) is None
+    assert cli_main([*base, "enable-user", "admin"]) == 0 and store.verify(fresh) is not None
+    QuotaTracker(db, per_user_daily=5, global_daily=10).consume("admin")
+    capsys.readouterr()
+    assert cli_main([*base, "--set", "auth.per_user_daily=5", "usage", "--user", "admin"]) == 0
+    usage = json.loads(capsys.readouterr().out)
+    assert usage["user"] == {"user_id": "admin", "used": 1, "limit": 5, "remaining": 4}
