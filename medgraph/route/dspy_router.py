@@ -37,7 +37,7 @@ from medgraph.route.types import CONSTRAINT_KINDS, INTENT_DEPTH, Intent, RouteDe
 log = logging.getLogger(__name__)
 REWRITE_NOTE = "rewritten: "
 # the chat-format reply of four short fields (and the reasoning with ChainOfThought) fits in this
-PARAMS = ChatParams(max_tokens=256, temperature=0.0)
+PARAMS = ChatParams(max_tokens=256, temperature=0.0, stop=("[[ ## completed ## ]]",))
 
 
 class ClassifyQuestion(dspy.Signature):  # type: ignore[misc]  # dspy ships no type hints

@@ -225,3 +225,58 @@ def test_router_accuracy_on_the_labelled_questions(app_url):
     print(json.dumps({"router_tier_accuracy": results}))
     assert results["labelled_questions"] >= 0.9  # measured 0.968 (the rules were written against this set)
     assert results["heldout_questions"] >= 0.65  # measured 0.733 (written after the rules; see README)
+
+
+def test_dspy_router_on_the_gguf():
+    """router.kind dspy end to end on the real GGUF: RouterService → DSPy program → bridge → llama.cpp.
+
+    The engine handle is replaced by an awaitable that runs the loaded model in a thread, as
+    ``TierService.chat`` does. A base model rarely writes DSPy's chat format, so either outcome is
+    valid; what must hold: one model call that received the program's prompt, and a decision that
+    is the program's or, marked with the reason, the rules'.
+    """
+    _require_llm()
+    import asyncio
+
+    from medgraph.config import load_config
+    from medgraph.llm.llamacpp import LlamaCppModel
+    from medgraph.retrieve.types import QueryAnalysis
+    from medgraph.route import RuleRouter
+    from medgraph.route.dspy_router import rewritten_question
+    from serve.services import RouterService
+
+    cfg = load_config(REPO / "configs" / "local.yaml",  # a slow shared CPU must not turn it into a timeout
+                      ["router.kind=dspy", "router.engine=gemma", "serve.request_timeout_s=600"])
+    model = LlamaCppModel(cfg.tiers.engines["gemma"], "gemma")
+    model.wake()
+    calls: list[list[dict]] = []
+    replies: list[str] = []
+
+    class Chat:
+        def remote(self, messages, params):
+            async def run():
+                calls.append(messages)
+                replies.append(await asyncio.to_thread(model.generate, messages, params))
+                return replies[-1]
+            return run()
+
+    class Handle:
+        chat = Chat()
+
+    analysis = QueryAnalysis(MEDIUM_Q, "en")
+    try:
+        decision = asyncio.run(RouterService(cfg, Handle()).route(analysis))
+    finally:
+        model.sleep()
+    assert len(calls) == 1 and len(replies) == 1
+    messages, reply = calls[0], replies[0]
+    prompt = "".join(m["content"] for m in messages)
+    assert MEDIUM_Q in messages[-1]["content"] and "[[ ## intent ## ]]" in prompt
+    assert isinstance(reply, str)
+    print(json.dumps({"dspy_router_gguf": decision.to_dict(), "reply_head": reply[:200]}, ensure_ascii=False))
+    if decision.method == "dspy":
+        assert decision.tier in ("small", "medium", "large") and rewritten_question(decision) is not None
+    else:
+        rules = RuleRouter().route(analysis)
+        assert decision.method == "dspy-fallback" and decision.tier == rules.tier
+        assert decision.notes and decision.notes[-1].startswith("dspy: ")
