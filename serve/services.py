@@ -189,25 +189,12 @@ class RouterService:
         self.llm = LLMRouter(None, r.small_max, r.medium_max) if r.kind == "llm" else None
         self.classifier = classifier
         self.timeout_s = cfg.serve.request_timeout_s / 2
-
-    async def route(self, analysis: QueryAnalysis, tier: str | None = None) -> RouteDecision:
-        if tier is not None:  # the caller chose the tier: keep the rules' explanation, mark it forced
-            decision = self.rules.route(analysis)
-            return RouteDecision(**{**decision.__dict__, "tier": tier, "method": "forced"})
-        if self.llm is None or self.classifier is None:
-            return self.rules.route(analysis)
-        try:
-            from medgraph.route.llm import PARAMS
-
-            raw = await asyncio.wait_for(self.classifier.chat.remote(self.llm.messages(analysis), PARAMS),
-                                         self.timeout_s)
-        except Exception as exc:  # noqa: BLE001 - an unavailable classifier falls back to the rules
-            return self.llm.decide(analysis, None, f"{type(exc).__name__}: {exc}")
-        return self.llm.decide(analysis, str(raw))
         self.dspy: Any = None
         self.dspy_lm: Any = None
         if r.kind == "dspy":
             self._build_dspy(cfg)
+            if classifier is None:
+                log.warning("router.kind dspy without a handle of engine %r: routing by rules", r.engine)
 
     def _build_dspy(self, cfg: MedGraphConfig) -> None:
         from medgraph.llm.dspy_bridge import chat_lm
@@ -222,6 +209,21 @@ class RouterService:
         if self.classifier is None:
             raise RuntimeError("router.kind dspy: no classifier engine handle was given")
         return str(await asyncio.wait_for(self.classifier.chat.remote(messages, params), self.timeout_s))
+
+    async def route(self, analysis: QueryAnalysis, tier: str | None = None) -> RouteDecision:
+        if tier is not None:  # the caller chose the tier: keep the rules' explanation, mark it forced
+            decision = self.rules.route(analysis)
+            return RouteDecision(**{**decision.__dict__, "tier": tier, "method": "forced"})
         if self.dspy is not None and self.classifier is not None:
             decision: RouteDecision = await self.dspy.aroute(analysis, self.dspy_lm)
             return decision
+        if self.llm is None or self.classifier is None:
+            return self.rules.route(analysis)
+        try:
+            from medgraph.route.llm import PARAMS
+
+            raw = await asyncio.wait_for(self.classifier.chat.remote(self.llm.messages(analysis), PARAMS),
+                                         self.timeout_s)
+        except Exception as exc:  # noqa: BLE001 - an unavailable classifier falls back to the rules
+            return self.llm.decide(analysis, None, f"{type(exc).__name__}: {exc}")
+        return self.llm.decide(analysis, str(raw))
