@@ -413,7 +413,7 @@ class AuthConfig(_Model):
     per_user_daily: int = Field(default=200, ge=1)  # questions per user (anonymous: all together) a day
     global_daily: int = Field(default=5000, ge=1)  # questions per UTC day in total
     max_concurrent: int = Field(default=4, ge=1)  # questions answered at once; the rest wait in line
-    max_queue: int | None = Field(default=64, ge=0)  # longer line: 429 at once (None: unbounded)
+    max_queue: int | None = Field(default=64, ge=0)  # a longer line is refused at once (None: unbounded)
 
 
 class CommunitySearchConfig(_Model):
