@@ -85,6 +85,9 @@ class LanguageRules:
     ellipsis_lead: str  # what opens an elliptical follow-up ("what about", "und", "那")
     ellipsis_tail: str  # what closes one ("呢")
     prepositions: str  # a fragment that starts with one is a constraint on the previous question
+    # words that do not name an antecedent; two other words before a pronoun, or a title separator
+    # ("Staging laparoscopy: is it useful?"), mean the question names its own antecedent
+    function_words: frozenset[str] = frozenset()
 
 
 RULES: dict[str, LanguageRules] = {
@@ -101,6 +104,13 @@ RULES: dict[str, LanguageRules] = {
         ellipsis_lead=r"^(?:and\s+)?(?:what|how)\s+about\b|^and\b|^but\b",
         ellipsis_tail=r"$^",  # English ellipsis has no closing particle
         prepositions=r"^(?:in|for|during|with|without|after|before|among|under|at|on)\b",
+        function_words=frozenset(
+            "what which who whom whose when where why how is are was were be been do does did can could will would "
+            "should shall may might must has have had i you he she we they me my your our their the a an and or but "
+            "so then also still just really too very long much many often soon far old there here this that these "
+            "those of in on at for with to from about by as if than please tell me take taking taken use using used "
+            "stop stopping start starting give giving get getting happen happens work works need needed combine mix "
+            "eat drink keep safe ok okay".split()),
     ),
     "de": LanguageRules(
         kind_phrases={
@@ -116,6 +126,13 @@ RULES: dict[str, LanguageRules] = {
                       r"|^(?:was ist|wie ist es|wie sieht es)(?:\s+denn)?\s+mit\b|^wie sieht es(?:\s+denn)?\b",
         ellipsis_tail=r"\s+aus$",
         prepositions=r"^(?:bei|in|im|während|für|mit|ohne|nach|vor|unter)\b",
+        function_words=frozenset(
+            "was wie wo wann warum weshalb welche welcher welches welchen welchem wer wen wem ist sind war waren sein "
+            "wird werden hat haben hatte kann können konnte darf dürfen soll sollte sollen muss müssen möchte man ich "
+            "du er sie wir ihr mir mich dir uns mein meine meinem meinen meiner der die das den dem des ein eine einen "
+            "einem einer und oder aber auch noch denn doch schon bitte sehr lange viel viele oft wieviel bei mit von "
+            "zu für in im auf an aus nach vor über unter ohne nicht kein keine nehmen einnehmen genommen geben gibt "
+            "hilft helfen wirkt wirken brauche braucht machen macht absetzen täglich".split()),
     ),
     "zh": LanguageRules(
         kind_phrases={
@@ -128,6 +145,7 @@ RULES: dict[str, LanguageRules] = {
         ellipsis_lead=r"^(?:那么|那|还有|如果是|换成)",
         ellipsis_tail=r"(?:呢|怎么样|如何)$",
         prepositions=r"^(?:对于|对|在|如果是)",
+        function_words=frozenset("那 那么 请问 所以 而且 还有 我 我们 想 知道 能 可以 会 是 吗 呢 的 ， , 。 ？".split()),
     ),
 }
 
@@ -163,6 +181,36 @@ def _language_of(text: str) -> str:
 
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
+
+
+_TITLE_BREAK = re.compile(r"[:;：；]|\s[-–—]{1,2}\s|--|[.!?。！？]\s*\S")
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def _names_own_antecedent(question: str, match: re.Match[str], lang: str, deictic: bool = False) -> bool:
+    """True when the pronoun likely refers to something the question itself names.
+
+    A title before it ("Staging laparoscopy: is it useful?"), two or more content words before it
+    ("Does a colonoscopy after diverticulitis affect its management?"), an acronym ("IT") or a
+    contraction ("it's") mean the question stands alone. A ``deictic`` phrase ("this drug", "该药")
+    points back more strongly: only a title or an earlier clause before it counts.
+    """
+    text, before = match.group(0), question[:match.start()]
+    if deictic:
+        return bool(_TITLE_BREAK.search(before) or (lang == "zh" and re.search(r"[，,]", before)))
+    if text.isupper() and len(text) > 1 and not question.isupper():
+        return True
+    if lang == "en" and re.match(r"['’]s\b", question[match.end():]):
+        return True
+    if _TITLE_BREAK.search(before):
+        return True
+    function_words = RULES[lang].function_words
+    if lang == "zh":
+        rest = before
+        for word in sorted(function_words, key=len, reverse=True):
+            rest = rest.replace(word, "")
+        return len(rest.strip()) >= 2
+    return sum(w.lower() not in function_words for w in _WORD.findall(before)) >= 2
 
 
 @dataclass(frozen=True)
@@ -242,11 +290,15 @@ class RuleRewriter:
         rules = RULES[lang]
         for kind, pattern in rules.kind_phrases.items():
             match = _rx(pattern).search(question)
+            if match and _names_own_antecedent(question, match, lang, deictic=True):
+                return None
             if match:
                 ref = self._referent(mentions, kind)
                 return None if ref is None else self._substitute(question, match, self._name(ref, mentions, turns, lang),
                                                                  "{e}")
         match = _rx(rules.possessive).search(question)
+        if match and _names_own_antecedent(question, match, lang):
+            return None
         if match and not (lang == "de" and match.group("det")[0].isupper() and match.start() > 0):
             ref = self._referent(mentions, ANY)
             if ref is None:
@@ -256,6 +308,8 @@ class RuleRewriter:
             return None
         for pattern, template in rules.pronouns.items():
             match = _rx(pattern).search(question)
+            if match and _names_own_antecedent(question, match, lang):
+                return None
             if match:
                 ref = self._referent(mentions, ANY)
                 return None if ref is None else self._substitute(question, match, self._name(ref, mentions, turns, lang),

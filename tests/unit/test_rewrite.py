@@ -102,6 +102,29 @@ def test_rule_rewrites(history: Sequence[Turn], question: str, lang: str, expect
         assert result.changed and result.method == "rules"
 
 
+@pytest.mark.parametrize(("question", "lang"), [
+    ("Staging laparoscopy in patients with hepatocellular carcinoma: is it useful?", "en"),
+    ("Does a colonoscopy after acute diverticulitis affect its management?", "en"),
+    ("Do practices adopt an information technology (IT) innovation?", "en"),
+    ("Remote ischemic postconditioning - does it protect the heart?", "en"),
+    ("Hilft Physiotherapie bei Rückenschmerzen, und wie lange dauert es?", "de"),
+    ("Die Stoßwellentherapie: ist sie wirksam und hat sie seine Grenzen?", "de"),
+    ("患者对甲硝唑过敏，不能使用该药物治疗，有哪些替代药物？", "zh"),
+    ("阿司匹林可以预防中风吗？它的风险是什么？", "zh"),
+])
+def test_a_question_naming_its_own_antecedent_stays(question: str, lang: str) -> None:
+    assert RULES.rewrite(question, {"en": H_EN, "de": H_DE, "zh": H_ZH}[lang], lang) == Rewrite(question, False, "none")
+
+
+def test_ordinary_medical_questions_are_not_rewritten() -> None:
+    from tests.unit.test_guard import medical_questions
+
+    history = {"en": H_EN, "de": H_DE, "zh": H_ZH}
+    changed = [(q, r.question) for lang, q in medical_questions()
+               if (r := RULES.rewrite(q, history[lang], lang)).changed]
+    assert changed == []
+
+
 def test_enough_cases_per_language_including_negatives() -> None:
     for lang in ("en", "de", "zh"):
         mine = [c for c in CASES if c[2] == lang]
