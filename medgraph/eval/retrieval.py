@@ -16,7 +16,8 @@ Output (``--json``): ``n_queries``, ``n_docs``, ``n_chunks``, ``embedding``, ``b
 sparse fused in the store), ``ppr``, ``translate`` (sparse searches of the question's ontology
 translations into the other corpus languages, fused), ``fused`` (RRF of ``retrieval.paths``) and
 ``reranked`` (``FeatureReranker`` over the fused list), each with ``recall@1/5/10``, ``mrr``,
-``ndcg@10`` and ``latency_p50_ms``.
+``ndcg@10`` and ``latency_p50_ms``; ``by_language``: per question language, the query count and
+each method's metrics.
 
 Rules: chunk hits map to documents (a document's rank is its best chunk's rank; duplicates
 dropped). Each path returns ``retrieval.candidates`` chunks. nDCG uses the ``graded`` grades as
@@ -359,11 +360,11 @@ def evaluate(corpus: Path, queries_path: Path, cfg: MedGraphConfig, limit: int |
     index = open_index(corpus, cfg)
     try:
         parts = query_parts(index, cfg)
-        scores: dict[str, list[dict[str, float]]] = {m: [] for m in METHODS}
+        scores: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
         latency: dict[str, list[float]] = {m: [] for m in METHODS}
         for i, q in enumerate(queries, 1):
             for method, (ranked, ms) in run_query(index, cfg, parts, bm25, q).items():
-                scores[method].append(score_ranking(ranked, set(q.relevant), q.grades))
+                scores[method].append({**score_ranking(ranked, set(q.relevant), q.grades), "language": q.language})
                 latency[method].append(ms)
             if i % 100 == 0 or i == len(queries):
                 log.info("queried %d/%d", i, len(queries))
@@ -374,10 +375,26 @@ def evaluate(corpus: Path, queries_path: Path, cfg: MedGraphConfig, limit: int |
         "n_queries": len(queries), "n_docs": index.manifest["n_docs"], "n_chunks": index.manifest["n_chunks"],
         "embedding": index.manifest["embedding"], "bm25_stemmer": bm25.stemmer,
         "retrieval": {"paths": r.paths, "weights": r.weights, "rrf_k": r.rrf_k, "candidates": r.candidates,
-                      "feedback": r.feedback.model_dump()},
+                      "feedback": r.feedback.model_dump(), "language_weights": r.language_weights},
         "index": {"path": str(index.path), "build_s": index.manifest["build_s"], "bm25_build_s": round(bm25_s / 1000, 2)},
-        "methods": {m: summarise(scores[m], latency[m]) for m in METHODS},
+        "methods": {m: summarise(_metrics(scores[m]), latency[m]) for m in METHODS},
+        "by_language": by_language(queries, scores),
     }
+
+
+def _metrics(scores: list[dict[str, Any]]) -> list[dict[str, float]]:
+    return [{k: v for k, v in s.items() if k != "language"} for s in scores]
+
+
+def by_language(queries: list[EvalQuery], scores: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Per question language: its query count and each method's mean metrics (no latency)."""
+    out: dict[str, Any] = {}
+    for language in sorted({q.language for q in queries}):
+        rows = {m: [s for s in per_query if s["language"] == language] for m, per_query in scores.items()}
+        methods = {m: {k: v for k, v in summarise(_metrics(r), []).items() if k != "latency_p50_ms"}
+                   for m, r in rows.items()}
+        out[language] = {"n_queries": sum(1 for q in queries if q.language == language), "methods": methods}
+    return out
 
 
 def print_table(result: dict[str, Any]) -> None:
@@ -387,6 +404,11 @@ def print_table(result: dict[str, Any]) -> None:
     print(f"{'method':10s}" + "".join(f"{c:>16s}" for c in cols))
     for method, row in result["methods"].items():
         print(f"{method:10s}" + "".join(f"{row[c]:16.4f}" for c in cols))
+    if len(result.get("by_language", {})) > 1:
+        for language, part in result["by_language"].items():
+            print(f"\n{language}: {part['n_queries']} queries")
+            for method, row in part["methods"].items():
+                print(f"{method:10s}" + "".join(f"{row[c]:16.4f}" for c in cols[:-1]))
 
 
 def main(argv: list[str] | None = None) -> int:

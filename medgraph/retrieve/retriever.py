@@ -43,7 +43,7 @@ import numpy as np
 from medgraph.config.models import RetrievalConfig
 from medgraph.embed.base import Embedder, SparseVector
 from medgraph.embed.lexical import tokenize
-from medgraph.retrieve.fusion import rrf
+from medgraph.retrieve.fusion import language_weights, rrf
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
 log = logging.getLogger(__name__)
@@ -181,20 +181,21 @@ class Retriever:
             else:
                 per_path[path] = self.search_path(path, analysis, limit, qv, per_path)
             timings[path] = round((time.perf_counter() - start) * 1000, 2)
-        fused = rrf(per_path, self.cfg.rrf_k, self.cfg.weights)[:limit]
+        weights = language_weights(self.cfg.weights, self.cfg.language_weights, analysis.language)
+        fused = rrf(per_path, self.cfg.rrf_k, weights)[:limit]
         start = time.perf_counter()
         self._load_and_featurise(analysis, fused, qv, list(translations.values()))
         timings["features"] = round((time.perf_counter() - start) * 1000, 2)
         used = [p for p, hits in per_path.items() if hits]
         return RetrievalResult(analysis, fused, per_path, used, timings, translations)
 
-    def translations(self, analysis: QueryAnalysis) -> dict[str, str]:
     def featurise(self, analysis: QueryAnalysis, cands: list[Candidate]) -> None:
         """Load the chunks and reranker features of candidates found outside ``retrieve`` (the
         agent's relational channel); ``ppr`` and ``rrf`` features are relative to this list."""
         translations = [text for _, text in analysis.translations]
         self._load_and_featurise(analysis, cands, self.query_vectors(analysis), translations)
 
+    def translations(self, analysis: QueryAnalysis) -> dict[str, str]:
         """The analysis' translations into the corpus languages of ``retrieval.languages``."""
         return {lang: text for lang, text in analysis.translations if lang in self.cfg.languages}
 

@@ -4,7 +4,7 @@ import re
 
 from medgraph.config.models import AnswerConfig
 from medgraph.generate.extractive import ExtractiveComposer
-from medgraph.retrieve.fusion import rrf
+from medgraph.retrieve.fusion import language_weights, rrf
 from medgraph.retrieve.rerank import FeatureReranker
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.schemas import Chunk, Mention
@@ -20,6 +20,26 @@ def test_rrf_sums_reciprocal_ranks_with_weights_and_dedups():
     assert abs(scores["x"] - 1 / 61) < 1e-12  # its duplicate lower down does not count again
     y = fused[0]
     assert y.path_ranks == {"vector": 2, "ppr": 1} and y.entity_path == ["D1"]
+
+
+def test_language_weights_scale_only_the_question_languages_paths():
+    base = {"dense": 1.0, "sparse": 1.0, "feedback": 1.0, "translate": 1.0, "translate:zh": 0.8}
+    factors = {"de": {"sparse": 0.5, "feedback": 0.25, "translate": 0.5}}
+    de = language_weights(base, factors, "de")
+    assert de == {"dense": 1.0, "sparse": 0.5, "feedback": 0.25, "translate": 0.5, "translate:zh": 0.4}
+    assert language_weights(base, factors, "en") == base  # a language without factors keeps the weights
+    assert language_weights({}, {"zh": {"ppr": 0.5}}, "zh") == {"ppr": 0.5}  # unset weights count as 1
+    assert base["sparse"] == 1.0  # the configured weights are not modified
+
+
+def test_down_weighted_noisy_path_lets_the_cross_lingual_path_decide():
+    """A German question over English text: its untranslated sparse hit is noise, dense is right."""
+    lists = {"dense": [Candidate("right", 0.8), Candidate("noise", 0.5)], "translate:en": [Candidate("right", 2.0)],
+             "sparse": [Candidate("noise", 3.0)], "feedback": [Candidate("noise", 2.0)]}
+    weights = {"dense": 1.0, "sparse": 1.0, "feedback": 1.0, "translate": 1.0}
+    assert rrf(lists, 10, weights)[0].chunk_id == "noise"
+    scaled = language_weights(weights, {"de": {"sparse": 0.5, "feedback": 0.5}}, "de")
+    assert rrf(lists, 10, scaled)[0].chunk_id == "right"
 
 
 def test_feature_reranker_is_monotone_and_calibrated():
