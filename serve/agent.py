@@ -104,7 +104,7 @@ class AgentService:
             relational=self._relational, generate=self._generate,
             find_gaps=self._find_gaps if gaps_on else None, fetch=self._fetch if gaps_on else None,
             ingest=self._ingest if gaps_on else None,
-            sessions=SessionStore(cfg.app.path),
+            sessions=SessionStore(cfg.app.path, max_age_s=cfg.memory.session_max_age_days * 86400),
             memory=LongTermMemory(cfg.app.path, cfg.memory.half_life_days, cfg.memory.capacity_per_entity),
             settings=settings_from(cfg),
         )

@@ -97,8 +97,8 @@ def test_sse_stream_matches_chat(app_url):
                     done = event
                 elif "delta" in event:
                     deltas.append(event["delta"])
-                else:  # the agent's progress, sent before the answer starts
-                    assert "status" in event and not deltas
+                else:  # the agent's progress (nodes finished)
+                    assert set(event) == {"status"}
     assert "".join(deltas) == full["content"]
     assert done is not None and done["citations"] == full["citations"] and done["disclaimer"]
 
