@@ -202,7 +202,8 @@ class RouterService:
 
         r = cfg.router
         program = load_program(r.program, r.reasoning) if r.program else None
-        self.dspy = DSPyRouter(None, r.small_max, r.medium_max, program=program, reasoning=r.reasoning)
+        self.dspy = DSPyRouter(None, r.small_max, r.medium_max, program=program, reasoning=r.reasoning,
+                               history=False)
         self.dspy_lm = chat_lm(achat=self._classifier_chat, name=f"router-{r.engine}", params=PARAMS)
 
     async def _classifier_chat(self, messages: list[dict[str, str]], params: Any) -> str:

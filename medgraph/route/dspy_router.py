@@ -114,8 +114,10 @@ class DSPyRouter:
     name = "dspy"
 
     def __init__(self, lm: dspy.BaseLM | None = None, small_max: int = 3, medium_max: int = 4,
-                 program: RouterProgram | None = None, reasoning: bool = False) -> None:
+                 program: RouterProgram | None = None, reasoning: bool = False, history: bool = True) -> None:
         self.lm = lm
+        # DSPy keeps up to 10,000 prompts per LM and globally: a long-running service turns that off
+        self.settings: dict[str, Any] = {} if history else {"disable_history": True}
         self.small_max, self.medium_max = small_max, medium_max
         self.program = program if program is not None else RouterProgram(reasoning)
         # one LM call per question: no second call through the JSON adapter when the chat format fails
@@ -145,7 +147,7 @@ class DSPyRouter:
         if self.lm is None:
             raise RuntimeError("DSPyRouter.route needs an LM; async callers use aroute(analysis, lm)")
         try:
-            with dspy.context(lm=self.lm, adapter=self.adapter):
+            with dspy.context(lm=self.lm, adapter=self.adapter, **self.settings):
                 pred = self.program(question=analysis.text)
         except Exception as exc:  # noqa: BLE001 - any LM or parse failure falls back to the rules
             return self.decide(analysis, None, _reason(exc))
@@ -157,7 +159,7 @@ class DSPyRouter:
         if lm is None:
             raise RuntimeError("DSPyRouter.aroute needs an LM")
         try:
-            with dspy.context(lm=lm, adapter=self.adapter):
+            with dspy.context(lm=lm, adapter=self.adapter, **self.settings):
                 pred = await self.program.acall(question=analysis.text)
         except Exception as exc:  # noqa: BLE001 - any LM or parse failure falls back to the rules
             return self.decide(analysis, None, _reason(exc))

@@ -199,3 +199,11 @@ def test_router_config_kind_dspy():
         RouterConfig(kind="dspy")
     with pytest.raises(ValueError, match="needs router.kind dspy"):
         RouterConfig(kind="llm", engine="gemma", program="p.json")
+
+
+def test_history_can_be_turned_off_for_services():
+    answer = {"intent": "PATIENT_FAQ", "entities": ["cold"], "constraints": [], "rewritten": "cold"}
+    kept, dropped = DummyLM([answer]), DummyLM([answer])
+    DSPyRouter(kept).route(QueryAnalysis("What is a cold?", "en"))
+    decision = DSPyRouter(dropped, history=False).route(QueryAnalysis("What is a cold?", "en"))
+    assert decision.method == "dspy" and len(kept.history) == 1 and dropped.history == []
