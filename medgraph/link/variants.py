@@ -9,7 +9,8 @@ German (general rules, no term lists):
   ``Entzündung``); umlauts written as ``ae``/``oe``/``ue`` folded like ``ä``/``ö``/``ü``;
 - Latin/Greek loan words in German spelling → English/Latin spelling (``k``/``z`` → ``c``,
   ``ä`` → ``e``, ``-ose`` → ``-osis``, ``-ie`` → ``-ia``/``-y``, ``-om`` → ``-oma``, ``-ismus`` →
-  ``-ism``, ``-isch`` → ``-ic``): ``Tuberkulose`` → ``tuberculosis``, ``Anämie`` → ``anemia``;
+  ``-ism``, ``-isch`` → ``-ic``, ``-(i)ämie`` → ``-emia``): ``Sklerose`` → ``sclerosis``,
+  ``Hypokaliämie`` → ``hypokalemia``, ``Karzinome`` → ``carcinoma``;
 - compounds: a word split into parts the German vocabulary knows, with linking ``s``/``n``/``en``/
   ``es``/``e`` (Fugen) dropped; ``GermanLexicon.key`` is the sorted stems of all parts, so
   ``Lungenentzündung`` and ``Entzündung der Lunge`` share a key.
@@ -41,6 +42,8 @@ _LOAN_ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ischer", ("ic", "ical")),
     ("isches", ("ic", "ical")),
     ("isch", ("ic", "ical")),
+    ("iemie", ("emia",)),
+    ("emie", ("emia",)),
     ("ose", ("osis",)),
     ("ase", ("ase", "asis")),
     ("ie", ("ia", "y")),
@@ -69,13 +72,15 @@ def _loan_spellings(word: str) -> list[str]:
     """English/Latin spellings of one German loan word (lower-case, umlauts kept in ``word``)."""
     base = word.replace("ä", "e").replace("ae", "e").replace("ö", "e").replace("ü", "u").replace("ß", "ss")
     base = fold(base)
-    base = re.sub(r"k(?=[^h])|k$", "c", base.replace("kk", "cc"))
-    base = re.sub(r"z(?=[eiy])", "c", base).replace("cz", "z")
-    out = [base]
-    for ending, replacements in _LOAN_ENDINGS:
-        if base.endswith(ending) and len(base) > len(ending) + 2:
-            out += [base[: -len(ending)] + r for r in replacements]
-            break
+    with_c = re.sub(r"k(?=[^h])|k$", "c", base.replace("kk", "cc"))
+    with_c = re.sub(r"z(?=[eiy])", "c", with_c).replace("cz", "z")
+    out: list[str] = []
+    for spelling in dict.fromkeys((with_c, base, de_stem(with_c))):
+        out.append(spelling)
+        for ending, replacements in _LOAN_ENDINGS:
+            if spelling.endswith(ending) and len(spelling) > len(ending) + 2:
+                out += [spelling[: -len(ending)] + r for r in replacements]
+                break
     return list(dict.fromkeys(out))
 
 

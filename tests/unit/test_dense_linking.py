@@ -52,3 +52,37 @@ def test_name_vectors_are_cached_beside_the_vocabulary(vocab: Vocabulary, monkey
     second = DenseNameIndex(vocab, embedder, vocab.directory)
     assert calls == []  # loaded, not re-embedded
     assert (second.matrix == first.matrix).all() and second.ids == first.ids
+
+
+def test_rescore_prefers_character_overlap_and_disease_descriptors(vocab: Vocabulary) -> None:
+    from medgraph.link.dense import Candidate, char_similarity, is_disease_like, rescore
+
+    assert char_similarity("Myokardinfarkt", "Myocardial Infarction") > char_similarity("Myokardinfarkt", "Fever")
+    assert char_similarity("心肌梗塞", "心肌梗死") > 0.3 and char_similarity("心肌梗塞", "发热") == 0.0
+    assert is_disease_like("Gelenkentzündung der Hüfte") is False and is_disease_like("Polyarthritis")
+    assert is_disease_like("过敏性鼻炎") and not is_disease_like("Metformin")
+    cands = [Candidate("D008687", "Metformin", 0.72), Candidate("D009203", "Myocardial Infarction", 0.70)]
+    assert rescore("Myokardinfarkt", cands, vocab, 0.0, 0.0) == ("D008687", 0.72)  # cosine alone
+    assert rescore("Myokardinfarkt", cands, vocab, 0.5, 0.0)[0] == "D009203"  # shared characters
+    assert rescore("Herzmuskelnekrose", cands, vocab, 0.0, 0.05)[0] == "D009203"  # disease prior
+
+
+def test_dev_set_holds_out_names_and_scores_the_dense_step(vocab: Vocabulary) -> None:
+    from medgraph.link import devset
+
+    dev_vocab, queries = devset.held_out(vocab, 0.2, seed=1)
+    held = {m for _, _, m in queries}
+    assert held and {lang for lang, _, _ in queries} <= {"de", "zh"}
+    assert all(not dev_vocab.entities[m].names.get("de") and not dev_vocab.entities[m].names.get("zh") for m in held)
+    assert not any(t[2] in held and t[1] in ("de", "zh") for t in dev_vocab.terms)
+    assert len(vocab.entities[next(iter(held))].names.get("de", []) + vocab.entities[next(iter(held))].names.get(
+        "zh", [])) > 0  # the original vocabulary is untouched
+    linker = Linker(dev_vocab, LinkingConfig(dense=True))
+    run = devset.prepare(linker, queries, 5)
+    strict = devset.accuracy(run, dev_vocab, LinkingConfig(dense=True, dense_threshold=1.0))
+    loose = devset.accuracy(run, dev_vocab, LinkingConfig(dense=True, dense_threshold=0.3))
+    assert all(loose[lang] >= strict[lang] for lang in strict)
+    rows = devset.grid(run, dev_vocab, [0.3, 1.0], [0.0], [0.0])
+    assert rows[0]["mean"] >= rows[1]["mean"] and len(rows) == 2
+    with pytest.raises(ValueError):
+        devset.held_out(vocab, 1.5)

@@ -115,3 +115,58 @@ def test_shared_data_variants(full_vocab: Vocabulary) -> None:
     linker = Linker(full_vocab)
     assert linker.link("pancreatic tumours").mesh_id == "D010190"
     assert linker.link("sporadic Wilms tumours").mesh_id == "D009396"
+
+
+LANG_TERMS = [
+    ("D009393", "en", "Nephritis"), ("D009393", "de", "Entzündung der Niere"), ("D007668", "de", "Niere"),
+    ("D007668", "en", "Kidney"), ("D007008", "en", "Hypokalemia"), ("D002277", "en", "Carcinoma"),
+    ("D012598", "en", "Sclerosis"), ("D009205", "en", "Myocarditis"), ("D009205", "zh", "心肌炎"),
+    ("D003866", "en", "Depressive Disorder"), ("D003866", "zh", "抑郁"), ("D010024", "en", "Osteoporosis"),
+    ("D010024", "zh", "骨质疏松症"),
+]
+
+
+@pytest.fixture(scope="module")
+def lang_vocab(tmp_path_factory: pytest.TempPathFactory) -> Vocabulary:
+    path = tmp_path_factory.mktemp("lang") / "terms.tsv"
+    rows = "".join(f"{m}\t{lang}\t{t}\t{'x_name' if lang == 'en' else 'x'}\n" for m, lang, t in LANG_TERMS)
+    path.write_text("mesh_id\tlang\tterm\tsource\n" + rows, encoding="utf-8")
+    return build_vocabulary(VocabularyConfig(sources=[VocabularySource(kind="multilingual_terms", path=str(path))]))
+
+
+def test_traditional_chinese_links_to_the_simplified_name(lang_vocab: Vocabulary) -> None:
+    hit = Linker(lang_vocab).link("骨質疏鬆症", "zh")
+    assert (hit.mesh_id, hit.method) == ("D010024", "exact")
+
+
+@pytest.mark.parametrize("surface", ["Nierenentzündung", "Nierenentzündungen", "Nierenentzuendung"])
+def test_german_compound_and_inflection(lang_vocab: Vocabulary, surface: str) -> None:
+    linker = Linker(lang_vocab, LinkingConfig(tfidf=False))
+    hit = linker.link(surface, "de")
+    assert (hit.mesh_id, hit.method) == ("D009393", "language")
+    assert linker.link(surface, "en").method != "language"  # German rules only for German text
+
+
+@pytest.mark.parametrize(("surface", "mesh_id"), [("Hypokaliämie", "D007008"), ("Karzinome", "D002277"),
+                                                  ("Sklerose", "D012598"), ("Myokarditis", "D009205")])
+def test_german_loan_word_spellings(lang_vocab: Vocabulary, surface: str, mesh_id: str) -> None:
+    linker = Linker(lang_vocab, LinkingConfig(tfidf=False))
+    assert linker.link(surface, "de").mesh_id == mesh_id
+    assert linker.link(surface, "en").mesh_id is None
+
+
+@pytest.mark.parametrize(("surface", "mesh_id"), [("急性心肌炎", "D009205"), ("抑郁症", "D003866"),
+                                                  ("慢性抑郁症", "D003866"), ("骨質疏鬆", "D010024")])
+def test_chinese_modifiers_and_disease_heads(lang_vocab: Vocabulary, surface: str, mesh_id: str) -> None:
+    hit = Linker(lang_vocab, LinkingConfig(tfidf=False)).link(surface)  # CJK: no language needed
+    assert (hit.mesh_id, hit.method) == (mesh_id, "language")
+
+
+def test_german_lexicon_splits_compounds_with_linking_elements() -> None:
+    from medgraph.link.variants import GermanLexicon, german_forms
+
+    lexicon = GermanLexicon(["Entzündung der Niere", "Bruch", "Knochen", "Schmerz"])
+    assert lexicon.key("Nierenentzündungen") == lexicon.key("Entzündung der Niere") == "entzundung nier"
+    assert lexicon.key("Knochenbrüche") == lexicon.key("Bruch der Knochen")
+    assert lexicon.key("Sonnenlicht") == "sonnenlicht"  # unknown parts: not split
+    assert "hypokalemia" in german_forms("Hypokaliämie")

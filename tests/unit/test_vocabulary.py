@@ -11,7 +11,7 @@ import pytest
 from medgraph.config.models import VocabularyConfig, VocabularySource
 from medgraph.ontology.build import build_summary, build_vocabulary, load_or_build
 from medgraph.ontology.categories import category_from_trees
-from medgraph.ontology.sources import PKG_DATA, read_pubtator, resolve_paths
+from medgraph.ontology.sources import PKG_DATA, read_pubtator, read_translation_pairs, resolve_paths
 from medgraph.ontology.vocabulary import Vocabulary
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -118,3 +118,92 @@ def test_tsv_sources_from_shared_data(shared_data: Path, tmp_path: Path) -> None
     counts = vocab.manifest["ids_with_name_by_lang"]
     assert counts["en"] > 29_000 and counts["zh"] > 1_000 and counts["de"] > 500
     assert Vocabulary.load(cfg.path).manifest["fingerprint"] == vocab.manifest["fingerprint"]
+
+
+def test_mesh_translation_xml_adds_names_in_the_files_language() -> None:
+    cfg = VocabularyConfig(sources=[
+        VocabularySource(kind="mesh_xml", path=str(XML)),
+        VocabularySource(kind="mesh_translation_xml", path=str(FIXTURES / "mesh" / "desc_de_fixture.xml"), lang="zh"),
+    ])
+    vocab = build_vocabulary(cfg)
+    # the root's LanguageCode="ger" wins over the source's lang; tree numbers stay English-only
+    assert vocab.entities["D009203"].names["de"] == ["Myokardinfarkt", "Herzinfarkt", "Herzmuskelinfarkt"]
+    assert vocab.entities["D005334"].names["de"] == ["Fieber", "Pyrexie"]
+    assert vocab.entities["D009203"].name == "Myocardial Infarction"  # English preferred name kept
+    assert vocab.manifest["ids_with_name_by_lang"] == {"de": 2, "en": 6}
+    assert vocab.exact_index["herzmuskelinfarkt"] == ("D009203",)
+
+
+def test_mesh_translation_tsv_with_header_and_prefixed_ids() -> None:
+    cfg = VocabularyConfig(sources=[
+        VocabularySource(kind="mesh_xml", path=str(XML)),
+        VocabularySource(kind="mesh_translation_tsv", path=str(FIXTURES / "mesh" / "translations.tsv")),
+    ])
+    vocab = build_vocabulary(cfg)
+    assert vocab.entities["D008687"].names["zh"] == ["二甲雙胍"]
+    assert vocab.entities["D006321"].names["de"] == ["Herz"]
+    assert vocab.manifest["ids_with_name_by_lang"] == {"de": 2, "en": 6, "zh": 2}
+    # traditional characters share the key of the simplified spelling
+    assert vocab.exact_index["二甲双胍"] == ("D008687",)
+
+
+def test_translation_pairs_join_through_english_names(tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text(
+        "lang\tterm\ten_term\tsource\n"
+        "zh\t发烧\tfever\tx\n"  # exact English name
+        "de\tHerzanfall\tHeart Attacks\tx\n"  # entry term, plural: normalised key
+        "zh\t铅\tlead\tx\n"
+        "zh\t无名\tNo Such Heading\tx\n",  # unmatched
+        encoding="utf-8",
+    )
+    cfg = VocabularyConfig(sources=[
+        VocabularySource(kind="mesh_xml", path=str(XML)),
+        VocabularySource(kind="translation_pairs", path=str(pairs)),
+    ])
+    vocab = build_vocabulary(cfg)
+    assert vocab.entities["D005334"].names["zh"] == ["发烧"]
+    assert vocab.entities["D009203"].names["de"] == ["Herzanfall"]
+    assert vocab.manifest["ids_with_name_by_lang"] == {"de": 1, "en": 6, "zh": 2}
+    join = vocab.manifest["translation_join"]
+    assert join["zh"] == {"ids": 2, "pairs": 3, "terms": 2, "unmatched": 1}
+    assert join["de"]["terms"] == 1
+    assert build_summary(vocab)["translation_join"] == join
+
+
+def test_babelon_table_is_read_as_translation_pairs(tmp_path: Path) -> None:
+    table = tmp_path / "hp-de.babelon.tsv"
+    table.write_text(
+        "source_language\tsource_value\tsubject_id\tpredicate_id\ttranslation_language\ttranslation_value\t"
+        "translation_status\nen\tFever\tHP:0001945\trdfs:label\tde\tFieber\tOFFICIAL\n",
+        encoding="utf-8",
+    )
+    cfg = VocabularyConfig(sources=[
+        VocabularySource(kind="mesh_xml", path=str(XML)),
+        VocabularySource(kind="babelon", path=str(table)),
+    ])
+    assert build_vocabulary(cfg).entities["D005334"].names["de"] == ["Fieber"]
+
+
+def test_cmekg_pairs_and_safe_loading(tmp_path: Path) -> None:
+    import pickle
+
+    from medgraph.ontology.cmekg import load_graph, name_pairs
+
+    graph = {"发热": {"英文名称": ["fever"], "别称": ["发烧"]}, "某药片": {"分类": ["西药"]}}
+    good = tmp_path / "kg.pkl"
+    good.write_bytes(pickle.dumps(graph))
+    assert sorted(name_pairs(load_graph(good))) == [("发烧", "fever", "cmekg_alias"), ("发热", "fever", "cmekg_name")]
+    bad = tmp_path / "bad.pkl"
+    bad.write_bytes(pickle.dumps({"x": Path("/")}))  # a class reference: refused, never constructed
+    with pytest.raises(pickle.UnpicklingError):
+        load_graph(bad)
+
+
+def test_shipped_cmekg_pairs_are_a_default_source() -> None:
+    from medgraph.ontology.build import default_sources
+
+    kinds = {(s.kind, s.path) for s in default_sources("/nonexistent")}
+    assert ("translation_pairs", "pkg:cmekg_zh_en.tsv.gz") in kinds
+    rows = list(read_translation_pairs(PKG_DATA / "cmekg_zh_en.tsv.gz"))
+    assert len(rows) > 15_000 and all(r.kind == "via_en" and r.lang == "zh" and r.en for r in rows[:100])
