@@ -1,8 +1,9 @@
 """Linking benchmark on PubTator files (BC5CDR, NCBI-disease, hand-written EN/DE fixtures).
 
 Input: a PubTator file, a vocabulary (``--vocab DIR``, or built from ``--config`` and cached at
-its ``vocabulary.path``), optional ``--language`` (else detected per document: CJK → zh, German
-function words → de, else en).
+its ``vocabulary.path``), optional ``--language`` (else detected per document with
+``medgraph.ingest.text.detect_language``: mostly CJK → zh, else an offline n-gram model, en when
+unsure).
 Output (``--json``): ``n_mentions``, ``acc_at_1``, ``n_in_vocab``, ``acc_at_1_in_vocab``,
 ``e2e_precision``, ``e2e_recall``, ``e2e_f1``, ``methods`` and ``baseline`` with the same keys for
 an exact-match dictionary baseline (no mined forms, no normalisation, abbreviations or TF-IDF).
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from collections import Counter
@@ -30,27 +30,18 @@ from typing import Any
 
 from medgraph.config.models import LinkingConfig, NerConfig
 from medgraph.eval.pubtator import PubtatorDoc, parse_pubtator
-from medgraph.extract.text import has_cjk
+from medgraph.ingest.text import detect_language
 from medgraph.link.extractor import EntityExtractor
 from medgraph.link.linker import Linker
 from medgraph.ontology import categories as cat
 from medgraph.ontology.build import resolve_vocabulary
 from medgraph.ontology.vocabulary import Vocabulary
 
-_DE = re.compile(r"\b(der|die|das|und|mit|ist|nicht|ein|eine|bei|von|wird|wurde|nach|auf)\b", re.I)
-_EN = re.compile(r"\b(the|and|with|is|not|of|was|were|for|in|on|by|to)\b", re.I)
 _TYPE_CATEGORIES = {"chemical": {cat.DRUG}, "drug": {cat.DRUG}}
 _DISEASE_TYPES = {"disease", "specificdisease", "diseaseclass", "modifier", "compositemention"}
 
 BASELINE_LINKING = LinkingConfig(tfidf=False, abbreviations=False, normalise=False, composites=False)
 BASELINE_NER = NerConfig(plural_variants=False)
-
-
-def detect_language(text: str) -> str:
-    """Cheap per-document language guess: zh (any CJK), de (German function words), else en."""
-    if has_cjk(text):
-        return "zh"
-    return "de" if len(_DE.findall(text)) > len(_EN.findall(text)) else "en"
 
 
 def annotated_categories(docs: list[PubtatorDoc]) -> set[str]:
