@@ -17,7 +17,9 @@ Inputs (all offline):
 Baseline in the same run: a topic keyword blocklist (what a naive filter does: block any question
 that mentions suicide, poison, weapons, sex, drugs of abuse ...), on the same sets, with the
 ratios rules / baseline. Latency: p50 / p95 per check (``check_input`` over all questions,
-``check_output`` over the answers), best of ``--repeat``. Prints JSON.
+``check_output`` over the answers), best of ``--repeat``. ``rewriter``: the short-term-memory
+rewriter (rules) on all the allowed questions after a metformin conversation (none of them is a
+follow-up, so every change is a false rewrite) and its latency. Prints JSON.
 """
 
 from __future__ import annotations
@@ -143,6 +145,28 @@ def contact_spans(data: Path) -> list[str]:
             if e["label"] in ("CONTACT_PHONE", "CONTACT_FAX", "CONTACT_EMAIL")]
 
 
+def rewriter_side(allowed: dict[str, list[str]], repeat: int, sample: int) -> dict[str, object]:
+    """The rewriter on standalone questions after a metformin conversation: nothing should change."""
+    from medgraph.agent.rewrite import RuleRewriter, Turn
+
+    metformin = {"en": ("What are the side effects of metformin?", "metformin"),
+                 "de": ("Was sind die Nebenwirkungen von Metformin?", "Metformin"),
+                 "zh": ("二甲双胍的副作用是什么？", "二甲双胍")}
+    rewriter = RuleRewriter()
+    history = {lang: [Turn("user", q, (("D008687", name),)), Turn("assistant", f"{name} [1].", (("D008687", name),))]
+               for lang, (q, name) in metformin.items()}
+    changed = [(q, r.question) for lang, qs in allowed.items() for q in qs
+               if (r := rewriter.rewrite(q, history[lang], lang)).changed]
+    n = sum(len(qs) for qs in allowed.values())
+    follow_up = latency_ms(lambda q: rewriter.rewrite(q, history["en"], "en"),
+                           ["What are its side effects?", "And in children?", "Is this drug safe in pregnancy?"] * 20,
+                           repeat)
+    flat = [(lang, q) for lang, qs in allowed.items() for q in qs][:: max(1, n // max(1, sample))]
+    standalone = latency_ms(lambda lq: rewriter.rewrite(lq[1], history[lq[0]], lq[0]), flat, repeat)  # type: ignore[arg-type]
+    return {"standalone_questions": n, "changed": len(changed), "rate": round(len(changed) / n, 5),
+            "examples": changed[:5], "latency_ms": {"follow_up": follow_up, "standalone": standalone}}
+
+
 def timed(fn: Callable[[], object], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -224,6 +248,7 @@ def main() -> None:
         "output": {"answers": len(outs), "blocked": len(out_blocked), "blocked_examples": out_blocked[:3],
                    "disclaimer_missing_detected": f"{missing}/{min(500, len(outs))}",
                    "contact_spans_found": f"{found}/{len(spans)}"},
+        "rewriter": rewriter_side(allowed, args.repeat, args.latency_sample or 10**9),
         "latency_ms": {"check_input": rules_in,
                        "check_output": latency_ms(lambda t: guard.check_output("", t), answer_sample, args.repeat)
                        if answer_sample else None,
