@@ -215,10 +215,14 @@ def build_summary(vocab: Vocabulary) -> dict[str, Any]:
 def load_or_build(cfg: VocabularyConfig, rebuild: bool = False) -> Vocabulary:
     """Load the vocabulary cached at ``cfg.path`` when its fingerprint matches, else build and save."""
     if not rebuild and Vocabulary.exists(cfg.path):
-        vocab = Vocabulary.load(cfg.path)
-        if vocab.manifest.get("fingerprint") == config_fingerprint(cfg):
-            return vocab
-        log.info("vocabulary at %s is stale; rebuilding", cfg.path)
+        try:
+            vocab = Vocabulary.load(cfg.path)
+        except ValueError as exc:  # written by another version of the vocabulary format
+            log.info("vocabulary at %s cannot be read (%s); rebuilding", cfg.path, exc)
+        else:
+            if vocab.manifest.get("fingerprint") == config_fingerprint(cfg):
+                return vocab
+            log.info("vocabulary at %s is stale; rebuilding", cfg.path)
     vocab = build_vocabulary(cfg)
     vocab.save(cfg.path)
     vocab.directory = str(cfg.path)
