@@ -584,3 +584,24 @@ def test_guard_config_engine_must_be_a_tier_engine() -> None:
         GuardConfig.model_validate({"kind": "moderation"})
     ok = MedGraphConfig.model_validate({"guard": {"kind": "llama_guard", "engine": "extractive"}})
     assert ok.guard.engine == "extractive" and MedGraphConfig().guard.kind == "rules"
+
+
+def test_chat_from_model_calls_the_chat_model_greedily() -> None:
+    from medgraph.agent.guard import chat_from_model
+    from medgraph.llm.base import ChatParams
+
+    class Model:
+        name = "guard-model"
+
+        def __init__(self) -> None:
+            self.calls: list[tuple[list[dict[str, str]], ChatParams]] = []
+
+        def generate(self, messages: list[dict[str, str]], params: ChatParams) -> str:
+            self.calls.append((messages, params))
+            return "unsafe\nS2"
+
+    model = Model()
+    guard = LlamaGuard(chat_from_model(model, max_tokens=8))  # type: ignore[arg-type]
+    assert guard.check_input("Where can I buy fentanyl on the dark web?").categories == ("S2",)
+    messages, params = model.calls[0]
+    assert messages[0]["role"] == "user" and params.max_tokens == 8 and params.temperature == 0.0
