@@ -156,7 +156,7 @@ def _is_refusal(answer: str) -> bool:
 
     folded = fold(answer)
     texts = [*REFUSALS.values(), *(t for table in (_REFUSAL, _CRISIS, _NO_DOCUMENTS) for t in table.values())]
-    return any(fold(t)[:40] in folded for t in texts)
+    return any(fold(t.split("{")[0])[:40] in folded for t in texts)
 
 
 def _describe(hits: dict[str, str]) -> str:

@@ -436,9 +436,9 @@ def test_missing_disclaimer_is_reported_not_blocked() -> None:
 def test_refusals_need_no_disclaimer() -> None:
     for lang in ("en", "de", "zh"):
         assert not GUARD.check_output("q", REFUSALS[lang], lang).disclaimer_missing
-        refusal = refusal_text(GuardVerdict(False, ("S11",)), lang)
-        verdict = GUARD.check_output("q", refusal, lang)
-        assert verdict.allowed and not verdict.disclaimer_missing, (lang, verdict)  # helplines are public numbers
+        for codes in (("S11",), ("S9", "S1"), ("S6",)):
+            verdict = GUARD.check_output("q", refusal_text(GuardVerdict(False, codes), lang), lang)
+            assert verdict.allowed and not verdict.disclaimer_missing, (lang, codes, verdict)  # helplines are public
 
 
 @pytest.mark.parametrize(("text", "kind"), [
