@@ -1,7 +1,10 @@
 """Small text utilities shared by the ingest stages: tokens, sentences, paragraphs, language.
 
 Language detection is offline: py3langid (its model ships in the package) among en / de / zh,
-with a script check first for Chinese.
+with a script check first for Chinese. ``detect_language`` names one language for a document;
+``chunk_language`` decides a chunk's language from its sentences, so a mixed-language chunk (an
+English abstract quoted in a German letter) keeps its document's language unless another
+language holds most of its text.
 
 Token counts are language-aware without a model tokenizer: one token per CJK character, one per
 word or number elsewhere, one per punctuation mark. That tracks subword tokenizers closely
@@ -86,3 +89,13 @@ def language_shares(text: str, default: str = "en") -> dict[str, float]:
         lang = detect_language(sentence, default)
         shares[lang] = shares.get(lang, 0.0) + len(sentence) / total
     return {k: round(v, 4) for k, v in sorted(shares.items(), key=lambda kv: -kv[1])}
+
+
+def chunk_language(text: str, document_language: str, majority: float = 0.5) -> str:
+    """A chunk's language: the document's, unless one other language holds over ``majority`` of
+    its characters (sentence by sentence, ``language_shares``)."""
+    shares = language_shares(text, document_language)
+    if not shares:
+        return document_language
+    top, share = next(iter(shares.items()))
+    return top if top != document_language and share > majority else document_language

@@ -78,3 +78,69 @@ def test_corrupt_and_empty_pdfs_fail_alone(tmp_path, shared_data):
 def test_numbered_headings_in_plain_text():
     sections = parse_plain_text("1. Introduction\nText one.\n2.1 Dose Adjustment\nText two.")
     assert [(s.title, s.level) for s in sections] == [("1. Introduction", 1), ("2.1 Dose Adjustment", 2)]
+
+
+def test_huatuo_instruction_records_and_json_arrays_keep_provenance(shared_data):
+    folder = shared_data / "chinese_huatuo"
+    files, _ = expand_inputs([folder])
+    assert {f.name for f in files} == {"llama_data.jsonl", "liver_cancer_literature_qa.json",
+                                       "cmcoqa_benchmark_questions.json"}  # PROVENANCE/LICENSE are not documents
+    qa = [d for d in load_shard(plan_shards([folder / "llama_data.jsonl"], 5)[0]) if isinstance(d, Document)]
+    assert len(qa) == 5 and all(d.language == "zh" for d in qa)
+    first = json.loads((folder / "llama_data.jsonl").open(encoding="utf-8").readline())
+    doc = qa[0]
+    assert [s.title for s in doc.sections] == ["Question", "Answer"]
+    assert doc.sections[0].text == first["instruction"] and doc.sections[1].text == first["output"]
+    assert doc.source_id == "llama_data.jsonl:1" and doc.source_path.endswith("llama_data.jsonl:1")
+    assert doc.metadata["dataset"] == "chinese_huatuo"
+    assert "Huatuo-Llama-Med-Chinese" in doc.metadata["source"]
+    assert "Apache-2.0" in doc.metadata["licence"] and "academic research only" in doc.metadata["licence"]
+    # a JSON array of dialogue records: one document per item, the <user>/<bot> markers gone
+    shards = plan_shards([folder / "liver_cancer_literature_qa.json"], 400)
+    assert [(s.start, s.stop) for s in shards] == [(0, 400), (400, 800), (800, 1200)]
+    dialogues = [d for d in load_shard(shards[0]) if isinstance(d, Document)]
+    assert len(dialogues) == 400 and "<user>" not in dialogues[0].sections[0].text
+    assert dialogues[0].source_id == "liver_cancer_literature_qa.json:1"
+    assert dialogues[1].source_id == "748"  # the record's own id
+    # questions without answers fail alone, with the fields a record needs
+    failures = [f for s in plan_shards([folder / "cmcoqa_benchmark_questions.json"]) for f in load_shard(s)]
+    assert len(failures) == 200 and all(isinstance(f, Failure) and "'question' + 'answer'" in f.reason
+                                        for f in failures)
+
+
+def test_grascco_letters_load_with_sections_and_provenance(shared_data):
+    path = shared_data / "german_grascco" / "grascco_phi.jsonl"
+    docs, failures = load_all([path])
+    assert len(docs) == 63 and not failures
+    assert all(d.language == "de" for d in docs)
+    albers = next(d for d in docs if d.doc_id == "Albers")
+    titles = [s.title for s in albers.sections]
+    assert "Vorgeschichte Befund" in titles and "Verlauf" in titles  # letter headings become sections
+    assert albers.source_id == "Albers" and albers.metadata["dataset"] == "german_grascco"
+    assert albers.metadata["phi_spans"] > 0 and "NO license" in albers.metadata["licence"]
+    assert not any(d.sections[0].text.startswith("\ufeff") for d in docs)
+
+
+def test_clinical_headings_and_question_answer_records(tmp_path):
+    sections = parse_plain_text("Diagnosen:\nArterielle Hypertonie\nTherapie und Verlauf\nRR gut eingestellt.\n"
+                                "EKG: Sinusrhythmus, 72/min.")
+    assert [(s.title, s.text.splitlines()[0]) for s in sections] == [
+        ("Diagnosen", "Arterielle Hypertonie"), ("Therapie und Verlauf", "RR gut eingestellt.")]
+    path = tmp_path / "qa.json"
+    path.write_text(json.dumps([{"question": "Was ist Diabetes?", "answer": "Eine Stoffwechselerkrankung."}, 3]),
+                    encoding="utf-8")
+    docs, failures = load_all([path])
+    assert docs[0].title == "Was ist Diabetes?" and docs[0].language == "de"
+    assert docs[0].source_id == "qa.json:1" and "must be a JSON object" in failures[0].reason
+
+
+def test_chunk_language_of_mixed_language_text():
+    from medgraph.ingest.text import chunk_language, language_shares
+
+    mixed = ("Der Patient erhielt Metformin. Metformin reduced mortality in patients with heart failure and "
+             "diabetes in a large randomised trial. The effect persisted over five years of follow-up.")
+    assert set(language_shares(mixed, "de")) == {"de", "en"}
+    assert chunk_language(mixed, "de") == "en"  # most of the chunk is an English quotation
+    assert chunk_language("Der Patient erhielt Metformin 500 mg. Die Blutzuckerwerte sind gut.", "de") == "de"
+    assert chunk_language("患者服用Metformin 500 mg，血糖控制良好。", "zh") == "zh"  # a Latin drug name stays Chinese
+    assert chunk_language("", "de") == "de"
