@@ -2,16 +2,19 @@
 
     python benchmarks/serve_load.py [--clients 1 4 16] [--seconds 60] [--set a.b=c ...]
 
-Starts the app on the corpus the config points at (build it first: ``make demo``), then for each
+Starts the app on the corpus the config points at (with embedded stores and no graph file there
+yet, it first builds the bundled demo corpus, ``data/demo``, as ``make demo`` does), then for each
 client count runs closed-loop clients over a fixed question mix on 127.0.0.1 and prints JSON:
-requests, throughput (req/s), p50 / p99 latency (ms), errors, and refusals. Loopback only;
-every loop is bounded in time.
+requests, throughput (req/s), p50 / p99 latency (ms), errors, refusals, and the machine's load
+average (1 min) before and after the run, since the CPUs may be shared. Loopback only; every
+loop is bounded in time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import threading
@@ -54,6 +57,7 @@ def run(url: str, clients: int, seconds: float) -> dict[str, Any]:
     results: list[tuple[float, int, bool]] = []
     stop_at = time.monotonic() + seconds
     threads = [threading.Thread(target=client, args=(url, stop_at, results, k)) for k in range(clients)]
+    load_before = os.getloadavg()[0]
     start = time.monotonic()
     for t in threads:
         t.start()
@@ -68,7 +72,20 @@ def run(url: str, clients: int, seconds: float) -> dict[str, Any]:
         "p99_ms": round(lat[min(len(lat) - 1, int(0.99 * len(lat)))], 1) if lat else None,
         "errors": sum(1 for r in results if r[1] != 200),
         "refused": sum(1 for r in results if r[2]),
+        "load_avg_1m": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
     }
+
+
+def ensure_corpus(cfg: Any) -> dict[str, Any] | None:
+    """Build the demo corpus when the embedded graph store has no file yet; the build summary."""
+    if cfg.stores.graph.kind != "embedded" or Path(cfg.stores.graph.path).exists():
+        return None
+    from jobs.build_corpus import build_corpus
+
+    summary: dict[str, Any] = build_corpus(cfg, [str(REPO / "data" / "demo")])
+    if summary.get("status") != "succeeded":
+        raise SystemExit(f"building the demo corpus failed: {summary}")
+    return summary
 
 
 def main() -> None:
@@ -82,11 +99,15 @@ def main() -> None:
     from serve.demo import start
 
     cfg = load_config(args.config, args.overrides)
+    built = ensure_corpus(cfg)
     url = start(cfg)
     for q in QUESTIONS:  # warm the analysis cache and every replica once
         httpx.post(f"{url}/chat", json={"message": q}, timeout=60)
     runs = [run(url, n, args.seconds) for n in args.clients]
-    print(json.dumps({"url": url, "questions": len(QUESTIONS), "runs": runs}, indent=2))
+    out: dict[str, Any] = {"url": url, "questions": len(QUESTIONS), "runs": runs}
+    if built is not None:
+        out["corpus_built"] = {k: built.get(k) for k in ("status", "documents_written", "seconds")}
+    print(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":
