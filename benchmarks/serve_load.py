@@ -7,7 +7,9 @@ yet, it first builds the bundled demo corpus, ``data/demo``, as ``make demo`` do
 client count runs closed-loop clients over a fixed question mix on 127.0.0.1 and prints JSON:
 requests, throughput (req/s), p50 / p99 latency (ms), errors, refusals, and the machine's load
 average (1 min) before and after the run, since the CPUs may be shared. Loopback only; every
-loop is bounded in time.
+loop is bounded in time. The daily question quotas (``auth.per_user_daily`` / ``global_daily``;
+all anonymous clients share one bucket) are lifted for the run unless ``--keep-quotas``: a load
+test exhausts them in seconds. Admission control (``auth.max_concurrent``, ``max_queue``) stays.
 """
 
 from __future__ import annotations
@@ -94,11 +96,13 @@ def main() -> None:
     ap.add_argument("--set", dest="overrides", action="append", default=[])
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
     ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--keep-quotas", action="store_true", help="keep the config's daily question quotas")
     args = ap.parse_args()
     from medgraph.config import load_config
     from serve.demo import start
 
-    cfg = load_config(args.config, args.overrides)
+    lifted = [] if args.keep_quotas else ["auth.per_user_daily=1000000000", "auth.global_daily=1000000000"]
+    cfg = load_config(args.config, lifted + args.overrides)
     built = ensure_corpus(cfg)
     url = start(cfg)
     for q in QUESTIONS:  # warm the analysis cache and every replica once
