@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -81,6 +82,32 @@ def _english_keys(acc: _Acc) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     return exact, norm
 
 
+_FORMULATION = re.compile(
+    r"(?:\s+(?:for|and)?\s*(?:tablets?|capsules?|injections?|infusions?|granules?|pills?|powders?|creams?|"
+    r"ointments?|gels?|syrups?|solutions?|suspensions?|drops?|sprays?|patch(?:es)?|suppositor(?:y|ies)|"
+    r"oral|eye|nasal|topical|compound|enteric|coated|film|sustained|extended|controlled|release|"
+    r"dispersible|chewable|effervescent|hydrochloride|sodium|potassium|sulfate|sulphate|acetate|"
+    r"maleate|tartrate|citrate|mesylate|besylate|phosphate|calcium|dihydrate|for)\b)+\s*$",
+    re.IGNORECASE,
+)
+
+
+def _english_forms(english: str) -> list[str]:
+    """The English name, then without trailing dosage-form and salt words (drug product names)."""
+    stripped = _FORMULATION.sub("", english.replace("-", " ")).strip()
+    return [english, stripped] if stripped and stripped.lower() != english.lower() else [english]
+
+
+def _lookup(english: str, exact: dict[str, set[str]], norm: dict[str, set[str]]) -> set[str]:
+    for form in _english_forms(english):
+        ids = exact.get(match_key(form)) or set()
+        if len(ids) != 1:
+            ids = norm.get(norm_key(form)) or set()
+        if ids:
+            return ids
+    return set()
+
+
 def join_translations(acc: _Acc) -> dict[str, dict[str, int]]:
     """Attach each translated term to the one descriptor its English name names; counts per lang."""
     if not acc.via_en:
@@ -90,9 +117,7 @@ def join_translations(acc: _Acc) -> dict[str, dict[str, int]]:
     joined: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for lang, term, english in acc.via_en:
         stats[lang]["pairs"] += 1
-        ids = exact.get(match_key(english)) or set()
-        if len(ids) != 1:
-            ids = norm.get(norm_key(english)) or set()
+        ids = _lookup(english, exact, norm)
         if len(ids) != 1:
             stats[lang]["ambiguous" if ids else "unmatched"] += 1
             continue

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 RANK_NAME = 0
 RANK_SYNONYM = 1
 RANK_MINED = 2
-FORMAT_VERSION = 4  # bump when keys, indices or the pickle layout change
+FORMAT_VERSION = 5  # bump when keys, indices or the pickle layout change
 
 # (surface, lang, mesh_id, rank, mined count)
 Term = tuple[str, str, str, int, int]
