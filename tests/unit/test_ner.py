@@ -90,3 +90,11 @@ def test_stop_words_and_plural_variants(ner: GazetteerNER) -> None:
     assert [(m.surface, m.method, m.mesh_id) for m in mentions] == [
         ("heart attacks", "normalised", "D009203")
     ]
+
+
+def test_traditional_chinese_text_finds_simplified_names(ner: GazetteerNER) -> None:
+    assert fold("心肌梗塞與糖尿病") == "心肌梗塞与糖尿病"
+    scan, starts, _ = fold_for_scan("患者有心肌梗死與高血壓")
+    assert "高血压" in scan and starts is not None
+    found = _found(ner, "患者有心肌梗死與高血壓。", "zh")  # 高血壓: traditional spelling of 高血压
+    assert ("心肌梗死", "D009203") in found and ("高血壓", "D006973") in found
