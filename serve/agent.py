@@ -85,7 +85,6 @@ class AgentService:
     def __init__(self, cfg: MedGraphConfig, analyzer: Any, retriever: Any, reranker: Any, router: Any,
                  engines: dict[str, Any]) -> None:
         from medgraph.agent.guard import make_guard
-        from medgraph.agent.rewrite import make_rewriter
         from medgraph.literature import make_sources
         from medgraph.memory.longterm import LongTermMemory
         from medgraph.memory.sessions import SessionStore
@@ -99,7 +98,7 @@ class AgentService:
         gaps_on = bool(self.sources)
         guard_chat = self._blocking_chat(cfg.guard.engine, 16) if cfg.guard.kind == "llama_guard" else None
         deps = AgentDeps(
-            guard=make_guard(cfg.guard, guard_chat), rewriter=self._rewriter(make_rewriter),
+            guard=make_guard(cfg.guard, guard_chat), rewriter=self._rewriter(),
             analyze=self._analyze, route=self._route, retrieve=self._retrieve, rerank=self._rerank,
             relational=self._relational, generate=self._generate,
             find_gaps=self._find_gaps if gaps_on else None, fetch=self._fetch if gaps_on else None,
@@ -127,13 +126,23 @@ class AgentService:
 
         return chat
 
-    def _rewriter(self, make_rewriter: Any) -> Any:
-        rcfg = self.cfg.memory.rewriter
+    def _rewriter(self) -> Any:
+        """The configured rewriter; its rules link earlier turns that carry no entities (history
+        sent by an API caller) through the analyzer deployment."""
+        from medgraph.agent.rewrite import DSPyRewriter, RuleRewriter
+
+        rcfg, analyzer, timeout = self.cfg.memory.rewriter, self.analyzer, self.timeout_s
+
+        def link(text: str) -> list[tuple[str, str]]:
+            analysis = analyzer.analyze.remote(text, None).result(timeout_s=timeout)
+            return [(m.mesh_id, m.surface) for m in analysis.mentions if m.mesh_id]
+
+        rules = RuleRewriter(rcfg.window, find_entities=link)
         if rcfg.kind != "dspy":
-            return make_rewriter(rcfg)
+            return rules
         from medgraph.llm.dspy_bridge import chat_lm
 
-        return make_rewriter(rcfg, chat_lm(self._blocking_chat(rcfg.engine, 128)))
+        return DSPyRewriter(chat_lm(self._blocking_chat(rcfg.engine, 128)), rcfg.window, fallback=rules)
 
     # --- calls to the other deployments (with timeouts; outages become AgentUnavailable) ---------
 

@@ -195,7 +195,9 @@ class Ingress:
             if scheme.lower() != "bearer" or not value.strip():
                 raise HTTPException(401, "Authorization must be 'Bearer <API key>'")
             key = value.strip()
-        if not key:
+        if not key or (not self.auth_cfg.required and not key.startswith("mgk_")):
+            # without required auth, a token that is not a MedGraph key (OpenAI clients always send
+            # one) means anonymous; a MedGraph key must verify
             if self.auth_cfg.required:
                 raise HTTPException(401, "an API key is required (Authorization: Bearer <key>)")
             return None
