@@ -23,6 +23,7 @@ from typing import Any
 from medgraph.agent.graph import Agent, AgentDeps, AgentRequest, AgentSettings, AgentState, summary
 from medgraph.config import MedGraphConfig
 from medgraph.generate.base import Answer
+from medgraph.literature.base import SourceError
 from medgraph.llm.base import ModelUnavailable
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.stores.errors import StoreError
@@ -183,11 +184,18 @@ class AgentService:
         each search within the gap-completion time budget."""
         g = self.cfg.gaps
         terms = await self._call(self.analyzer.search_terms, gap)
+        errors = []
         for source in self.sources:
-            records = await asyncio.wait_for(
-                asyncio.to_thread(source.search, terms, g.max_results, g.time_budget_s), g.time_budget_s)
+            try:
+                records = await asyncio.wait_for(
+                    asyncio.to_thread(source.search, terms, g.max_results, g.time_budget_s), g.time_budget_s)
+            except (SourceError, TimeoutError) as exc:  # the next source may have it
+                errors.append(f"{source.name}: {exc or 'timed out'}")
+                continue
             if records:
                 return list(records)
+        if errors:
+            raise SourceError("; ".join(errors))
         return []
 
     async def _ingest(self, records: list[Any]) -> Any:
