@@ -83,3 +83,21 @@ def test_build_then_incremental_then_full(built, tmp_path: Path, capsys: pytest.
     finally:
         graph.close()
         vectors.close()
+
+    # what the API serves: GET /graph/communities and the communities of GET /graph/entity
+    from serve.api import _entity_body
+    from serve.services import RetrieverService
+
+    service = RetrieverService(cfg)
+    try:
+        listing = service.communities(level=0, limit=2)
+        assert listing["total"] == 3 and len(listing["communities"]) == 2
+        assert listing["meta"]["backend"] == "graspologic"
+        first = listing["communities"][0]
+        assert first["size"] == 4 and first["level"] == 0 and first["summary"] and first["citations"]
+        body = _entity_body(service.entity("D011014"), None)
+        assert [c["community_id"] for c in body["communities"]] == pneumonia
+        assert body["communities"][0]["size"] == 4
+    finally:
+        service.graph.close()
+        service.vectors.close()
