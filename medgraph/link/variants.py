@@ -15,8 +15,9 @@ German (general rules, no term lists):
   ``es``/``e`` (Fugen) dropped; ``GermanLexicon.key`` is the sorted stems of all parts, so
   ``Lungenentzündung`` and ``Entzündung der Lunge`` share a key.
 
-Chinese: leading course/onset modifiers (``急性``, ``慢性``, ``原发性``, …) dropped, and the disease
-heads ``病`` / ``症`` / ``疾病`` / ``综合征`` / ``综合症`` swapped or dropped (``抑郁症`` ↔ ``抑郁``).
+Chinese: leading course/onset modifiers (``急性``, ``慢性``, ``原发性``, …) dropped, the disease
+heads ``病`` / ``症`` / ``疾病`` / ``综合征`` / ``综合症`` swapped or dropped (``抑郁症`` ↔ ``抑郁``), and
+``癌`` / ``癌症`` / ``恶性肿瘤`` / ``肿瘤`` swapped (MeSH files cancers under "neoplasms").
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ _LOAN_ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 _CN_MODIFIERS = ("急性", "慢性", "亚急性", "原发性", "继发性", "先天性", "获得性", "特发性", "复发性", "遗传性")
 _CN_HEADS = ("综合征", "综合症", "疾病", "病", "症")
+# the MeSH convention that files cancers under "neoplasms" (as the English variant step does)
+_CN_NEOPLASM = ("恶性肿瘤", "癌症", "癌", "肿瘤")
 
 
 def de_stem(word: str) -> str:
@@ -114,6 +117,11 @@ def chinese_forms(surface: str) -> list[str]:
     forms: list[str] = []
     for stem in stems:
         forms.append(stem)
+        for head in _CN_NEOPLASM:
+            if stem.endswith(head) and len(stem) - len(head) >= 1:
+                core = stem[: -len(head)]
+                forms += [core + h for h in _CN_NEOPLASM if h != head]
+                break
         for head in _CN_HEADS:
             if stem.endswith(head) and len(stem) - len(head) >= 2:
                 core = stem[: -len(head)]

@@ -122,7 +122,7 @@ LANG_TERMS = [
     ("D007668", "en", "Kidney"), ("D007008", "en", "Hypokalemia"), ("D002277", "en", "Carcinoma"),
     ("D012598", "en", "Sclerosis"), ("D009205", "en", "Myocarditis"), ("D009205", "zh", "心肌炎"),
     ("D003866", "en", "Depressive Disorder"), ("D003866", "zh", "抑郁"), ("D010024", "en", "Osteoporosis"),
-    ("D010024", "zh", "骨质疏松症"),
+    ("D010024", "zh", "骨质疏松症"), ("D005706", "en", "Gallbladder Neoplasms"), ("D005706", "zh", "胆囊肿瘤"),
 ]
 
 
@@ -156,7 +156,8 @@ def test_german_loan_word_spellings(lang_vocab: Vocabulary, surface: str, mesh_i
 
 
 @pytest.mark.parametrize(("surface", "mesh_id"), [("急性心肌炎", "D009205"), ("抑郁症", "D003866"),
-                                                  ("慢性抑郁症", "D003866"), ("骨質疏鬆", "D010024")])
+                                                  ("慢性抑郁症", "D003866"), ("骨質疏鬆", "D010024"),
+                                                  ("胆囊癌", "D005706")])
 def test_chinese_modifiers_and_disease_heads(lang_vocab: Vocabulary, surface: str, mesh_id: str) -> None:
     hit = Linker(lang_vocab, LinkingConfig(tfidf=False)).link(surface)  # CJK: no language needed
     assert (hit.mesh_id, hit.method) == (mesh_id, "language")
