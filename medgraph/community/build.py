@@ -177,5 +177,6 @@ def make_summariser(cfg: MedGraphConfig) -> Summariser:
     else:
         raise ValueError(f"communities.engine {c.engine!r} is a {engine.kind} engine; the summariser needs "
                          "a llamacpp or openai one")
+    model.wake()  # load the weights / check the key once, in the process that summarises
     return LLMSummariser(chat_lm(model, name=c.engine), f"llm:{c.engine}", c.summary_entities,
                          max(c.summary_sentences, 6))

@@ -215,3 +215,43 @@ def test_marker_check_needs_existing_numbers() -> None:
     assert not markers_resolve("no markers", item.citations)
     assert not markers_resolve("a [3]", item.citations)
     assert re.search(r"\[1\]", item.summary)
+
+
+def test_model_tier_summariser_runs_the_dspy_program_on_a_configured_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``summariser: llm`` on an ``openai`` engine, served by the local fake provider."""
+    import json
+
+    pytest.importorskip("litellm", reason="litellm not installed (extra 'llm')")
+    from medgraph.community.build import make_summariser
+    from medgraph.config import load_config
+    from tests.fake_openai import FakeOpenAIServer
+    from tests.helpers import REPO
+
+    def reply(messages: list[dict[str, str]]) -> str:
+        assert "[1] Metformin and insulin lowered glucose." in messages[-1]["content"]
+        return ("[[ ## title ## ]]\nGlucose control\n\n[[ ## summary ## ]]\n"
+                "Metformin and insulin lower glucose [1].\n\n[[ ## completed ## ]]")
+
+    monkeypatch.setenv("MEDGRAPH_TEST_OPENAI_KEY", "sk-test")
+    with FakeOpenAIServer(reply, api_key="sk-test") as server:
+        engine = {"kind": "openai", "model": "openai/tiny-med", "api_base": server.base_url,
+                  "api_key_env": "MEDGRAPH_TEST_OPENAI_KEY"}
+        cfg = load_config(REPO / "configs" / "local.yaml", [
+            f"tiers.engines.fake={json.dumps(engine)}", "communities.summariser=llm", "communities.engine=fake"])
+        out = make_summariser(cfg).summarise(_item())
+    assert out.summariser == "llm:fake" and out.title == "Glucose control"
+    assert out.summary == "Metformin and insulin lower glucose [1]." and markers_resolve(out.summary, out.citations)
+    with pytest.raises(ValueError, match="communities.engine"):
+        load_config(REPO / "configs" / "local.yaml", ["communities.summariser=llm"])
+
+
+def test_overview_cues_in_three_languages() -> None:
+    from medgraph.retrieve.types import QueryAnalysis
+    from medgraph.route.rules import wants_overview
+
+    for text, lang in [("What are the main themes in the literature on asthma?", "en"),
+                       ("Gib mir einen Überblick über Herzinsuffizienz", "de"), ("糖尿病的研究现状", "zh"),
+                       ("Do European and American guidelines differ on statins?", "en")]:
+        assert wants_overview(QueryAnalysis(text, lang)), text
+    for text, lang in [("Is aspirin safe in pregnancy?", "en"), ("Wie hoch ist die Dosis von Metformin?", "de")]:
+        assert not wants_overview(QueryAnalysis(text, lang)), text
