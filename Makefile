@@ -65,9 +65,10 @@ system-deps:
 
 QUESTION ?= What are the minimum expectations for hand hygiene in outpatient settings?
 
-## demo: install, build the bundled demo corpus with the Ray job, start the Serve app, ask a question
+## demo: install, build the bundled demo corpus with the Ray jobs (corpus, then communities), start the Serve app, ask a question
 demo: install
 	$(PY) -m jobs.build_corpus --config configs/local.yaml --input data/demo
+	$(PY) -m jobs.build_communities --config configs/local.yaml
 	$(PY) -m serve.demo --config configs/local.yaml --question "$(QUESTION)"
 
 ## serve: start the Serve app on the built corpus and keep it running (Ctrl-C to stop)
