@@ -70,6 +70,12 @@ class RetrieverService:
         self.retriever = Retriever(cfg.retrieval, self.graph, self.vectors, make_embedder(cfg.embedding),
                                    self._community_search(cfg))
         self.retriever.warm_up()
+        if cfg.gaps.enabled and cfg.gaps.sources:
+            import threading
+
+            # gap completion ingests in this replica: load its NER + linking now, in the background,
+            # rather than inside the first gap's time budget
+            threading.Thread(target=self._ingestor, name="ingestor-warm-up", daemon=True).start()
 
     def retrieve(self, analysis: QueryAnalysis) -> Any:
         return self.retriever.retrieve(analysis)
