@@ -121,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                                         f"stores.vector.path={tmp}/qdrant", f"app.path={tmp}/app.sqlite",
                                         f'gaps.sources=[{{"kind": "local", "path": "{tmp}/literature"}}]'])
         agent, services = build(cfg)
+        services["retriever"]._ingestor()  # wait for the live ingestor's warm-up (the service starts it)
         nodes: dict[str, list[float]] = {}
         total, base_ms = [], []
         for rep in range(args.repeats):
