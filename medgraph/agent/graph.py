@@ -256,7 +256,7 @@ def _may_complete(state: AgentState, deps: AgentDeps) -> bool:
 
 async def complete_gaps(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     """One tool call: fetch literature for each gap's entities and ingest it into the live stores."""
-    log_entries = []
+    log_entries: list[dict[str, Any]] = []
     for gap in state["gaps"]:
         t0 = time.monotonic()
         try:
@@ -377,7 +377,7 @@ def build_graph(deps: AgentDeps) -> Any:
 
     g = StateGraph(AgentState)
     for name, fn in NODES.items():
-        g.add_node(name, _timed(name, fn, deps))
+        g.add_node(name, _timed(name, fn, deps))  # type: ignore[call-overload]
     g.add_edge(START, "guard_input")
     g.add_conditional_edges("guard_input", _after_guard, ["refuse", "rewrite"])
     g.add_edge("refuse", "persist")
