@@ -63,7 +63,7 @@ def prepare(linker: Any, queries: list[Query], k: int) -> DevRun:
             linker.dictionary(term) or linker._composite(term) or linker._variant(term)
             or linker._language(term, lang)
         ]
-        linker._fuzzy([term], results)
+        linker._fuzzy([term], results, lang)
         before.append(results[0].mesh_id if results[0] else None)
         h = linker._head(term) if results[0] is None else None
         head.append(h.mesh_id if h else None)

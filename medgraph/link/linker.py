@@ -48,6 +48,7 @@ SCORE_NORMALISED = 0.95
 SCORE_COMPOSITE = 0.9
 SCORE_VARIANT = 0.85
 SCORE_LANGUAGE = 0.85
+FUZZY_GERMAN_FORMS = 4  # loan-word spellings of a German surface also searched by TF-IDF
 SCORE_HEAD = 0.6
 _NEOPLASM_WORDS = re.compile(
     r"\b(?:cancers?|carcinomas?|tumou?rs?|neoplasias?|malignanc(?:y|ies)|adenocarcinomas?)\b", re.IGNORECASE
@@ -176,7 +177,8 @@ class Linker:
         hit = self.dictionary(_NEOPLASM_WORDS.sub("neoplasms", words[-1]))
         return self._result(hit.mesh_id, "head", SCORE_HEAD) if hit and hit.mesh_id else None
 
-    def _fuzzy(self, surfaces: Sequence[str], results: list[LinkResult | None]) -> None:
+    def _fuzzy(self, surfaces: Sequence[str], results: list[LinkResult | None], language: str = "en") -> None:
+        """TF-IDF nearest name; a German surface is also searched in its loan-word spellings."""
         missing = [
             i
             for i, r in enumerate(results)
@@ -184,8 +186,19 @@ class Linker:
         ]
         if not missing or not self.cfg.tfidf:
             return
-        for i, (key, score) in zip(missing, self.tfidf.search([surfaces[i] for i in missing]), strict=True):
-            if key is not None and score >= self.cfg.tfidf_threshold:
+        owner: list[int] = []
+        queries: list[str] = []
+        for i in missing:
+            extra = german_forms(surfaces[i])[:FUZZY_GERMAN_FORMS] if language == "de" else []
+            for query in (surfaces[i], *extra):
+                owner.append(i)
+                queries.append(query)
+        best: dict[int, tuple[str, float]] = {}
+        for i, (key, score) in zip(owner, self.tfidf.search(queries), strict=True):
+            if key is not None and score > best.get(i, ("", 0.0))[1]:
+                best[i] = (key, score)
+        for i, (key, score) in best.items():
+            if score >= self.cfg.tfidf_threshold:
                 results[i] = self._result(self.vocab.norm_index[key][0], "tfidf", round(score, 4))
 
     def _dense_fallback(self, surfaces: Sequence[str], results: list[LinkResult | None]) -> None:
@@ -206,7 +219,7 @@ class Linker:
             for s in surfaces
         ]
         if fuzzy:
-            self._fuzzy(surfaces, results)
+            self._fuzzy(surfaces, results, language)
             self._dense_fallback(surfaces, results)
         if not fuzzy:
             return [r or NO_LINK for r in results]

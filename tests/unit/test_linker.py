@@ -171,3 +171,10 @@ def test_german_lexicon_splits_compounds_with_linking_elements() -> None:
     assert lexicon.key("Knochenbrüche") == lexicon.key("Bruch der Knochen")
     assert lexicon.key("Sonnenlicht") == "sonnenlicht"  # unknown parts: not split
     assert "hypokalemia" in german_forms("Hypokaliämie")
+
+
+def test_german_fuzzy_step_also_searches_loan_word_spellings(lang_vocab: Vocabulary) -> None:
+    linker = Linker(lang_vocab)
+    hit = linker.link("Karzinomatöse", "de")  # no exact variant; TF-IDF near "carcinoma" only when respelled
+    assert (hit.mesh_id, hit.method) == ("D002277", "tfidf") and hit.score > 0.9
+    assert linker.link("Karzinomatöse", "en").method != "tfidf"
