@@ -89,3 +89,34 @@ def test_refuses_when_evidence_is_weak_or_off_topic():
         assert answer.refused and answer.citations == [] and "[" not in answer.content
     de = composer.generate("Was ist die Hauptstadt?", QueryAnalysis("Was ist die Hauptstadt?", "de"), [])
     assert de.refused and de.language == "de" and "Belege" in de.content and "medizinische" in de.disclaimer
+
+
+def test_retriever_fuses_with_the_question_languages_weights(tmp_path):
+    """Over a real (tiny) index: with ``de`` factors 0 on the lexical paths, a German question's
+    fused list is its dense list; an English question keeps the configured weights."""
+    from medgraph.retrieve.retriever import Retriever
+    from tests.helpers import index_tiny_corpus
+
+    terms = tmp_path / "terms.tsv"
+    terms.write_text("mesh_id\tlang\tterm\tsource\nD008687\ten\tmetformin\ttest\nD003920\ten\tdiabetes\ttest\n",
+                     encoding="utf-8")
+    texts = ["Metformin lowers glucose in type 2 diabetes.", "Metformin and lactic acidosis in renal failure.",
+             "Insulin pumps for type 1 diabetes in children.", "Aspirin after myocardial infarction.",
+             "Hand hygiene in outpatient clinics.", "Diabetes education by nurses and dietitians."]
+    records = [{"doc_id": f"d{i}", "title": f"doc {i}", "language": "en", "text": t} for i, t in enumerate(texts)]
+    idx, cfg = index_tiny_corpus(tmp_path, records, [{"kind": "multilingual_terms", "path": str(terms)}])
+    try:
+        rcfg = cfg.retrieval.model_copy(update={
+            "paths": ("dense", "sparse", "feedback"), "weights": {"dense": 1.0, "sparse": 1.0, "feedback": 1.0},
+            "language_weights": {"de": {"sparse": 0.0, "feedback": 0.0}}})
+        retriever = Retriever(rcfg, idx.graph, idx.vectors, idx.embedder)
+        question = "Metformin Laktatazidose bei Niereninsuffizienz"
+        de = retriever.retrieve(QueryAnalysis(question, "de"))
+        dense = [c.chunk_id for c in de.per_path["dense"]]
+        assert de.per_path["sparse"] and [c.chunk_id for c in de.candidates][: len(dense)] == dense
+        en = retriever.retrieve(QueryAnalysis(question, "en"))
+        expected = rrf(en.per_path, rcfg.rrf_k, rcfg.weights)
+        assert [c.chunk_id for c in en.candidates] == [c.chunk_id for c in expected]
+        assert [c.chunk_id for c in en.candidates] != [c.chunk_id for c in de.candidates]
+    finally:
+        idx.close()
