@@ -217,16 +217,16 @@ class RetrievalConfig(_Model):
     languages: tuple[Literal["en", "de", "zh"], ...] = ("en", "de", "zh")
     names_per_entity: int = Field(default=2, ge=1)  # target-language names substituted per entity
     analysis_cache: int = Field(default=1024, ge=0)  # questions whose NER + linking is cached
+    # per question language, a factor per path multiplied into ``weights`` (``translate`` also scales
+    # ``translate:<lang>``); e.g. ``{de: {sparse: 0.3}}``: German questions over an English corpus
+    language_weights: dict[Literal["en", "de", "zh"], dict[str, Annotated[float, Field(ge=0.0)]]] = Field(
+        default_factory=dict)
 
 
 class RerankConfig(_Model):
     """``features``: offline, a logistic model over retrieval features; ``cross_encoder``: model tier."""
 
     kind: Literal["features", "cross_encoder"] = "features"
-    # per question language, a factor per path multiplied into ``weights`` (``translate`` also scales
-    # ``translate:<lang>``); e.g. ``{de: {sparse: 0.3}}``: German questions over an English corpus
-    language_weights: dict[Literal["en", "de", "zh"], dict[str, Annotated[float, Field(ge=0.0)]]] = Field(
-        default_factory=dict)
     model_path: str | None = None
     device: str = "cpu"
     batch_size: int = 16
