@@ -270,16 +270,6 @@ class ServeConfig(_Model):
     retriever: DeploymentConfig = DeploymentConfig()
     reranker: DeploymentConfig = DeploymentConfig()
     router: DeploymentConfig = DeploymentConfig(num_cpus=0.05)  # routing rules; LLM tiers: tiers.engines.*.deployment
-
-
-class EmbeddedGraphStoreConfig(_Model):
-    kind: Literal["embedded"] = "embedded"
-    path: str = "./.medgraph/graph.sqlite"
-
-
-class Neo4jGraphStoreConfig(_Model):
-    kind: Literal["neo4j"]
-    uri: str = "bolt://127.0.0.1:7687"
     # the LangGraph agent; it owns the session / memory file (app.path): keep it at 1 replica per app store
     agent: DeploymentConfig = DeploymentConfig(num_cpus=0.1)
 
@@ -292,6 +282,16 @@ class AgentConfig(_Model):
     relational_limit: int = Field(default=10, ge=1)  # evidence chunks of the relational channel
     memories: int = Field(default=2, ge=0)  # the user's conversation memories recalled into the context
     interest_seed_weight: float = Field(default=0.3, ge=0.0, le=1.0)  # PPR seed weight of the top interest
+
+
+class EmbeddedGraphStoreConfig(_Model):
+    kind: Literal["embedded"] = "embedded"
+    path: str = "./.medgraph/graph.sqlite"
+
+
+class Neo4jGraphStoreConfig(_Model):
+    kind: Literal["neo4j"]
+    uri: str = "bolt://127.0.0.1:7687"
     user: str = "neo4j"
     password_env: str = "NEO4J_PASSWORD"
     database: str = "neo4j"
@@ -494,6 +494,7 @@ class MedGraphConfig(_Model):
     auth: AuthConfig = AuthConfig()
     gaps: GapsConfig = GapsConfig()  # gap completion (medgraph/literature)
     communities: CommunitiesConfig = CommunitiesConfig()  # medgraph/community
+    agent: AgentConfig = AgentConfig()  # the agent graph (medgraph/agent/graph.py)
     guard: GuardConfig = GuardConfig()  # medgraph/agent/guard.py
 
     @model_validator(mode="after")
@@ -504,7 +505,6 @@ class MedGraphConfig(_Model):
                              f"{sorted(self.tiers.engines)}, got {c.engine!r}")
         return self
 
-    agent: AgentConfig = AgentConfig()  # the agent graph (medgraph/agent/graph.py)
     @model_validator(mode="after")
     def _agent_engines(self) -> MedGraphConfig:
         for key, kind, engine in (("guard", self.guard.kind, self.guard.engine),
