@@ -14,7 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from medgraph.config.models import ChunkingConfig
-from medgraph.ingest.text import count_tokens, split_paragraphs, split_sentences, split_tokens_hard
+from medgraph.ingest.text import (
+    chunk_language,
+    count_tokens,
+    split_paragraphs,
+    split_sentences,
+    split_tokens_hard,
+)
 from medgraph.schemas import Chunk, Document, Section, content_hash
 
 UNTITLED = "Main text"
@@ -112,5 +118,7 @@ class Chunker:
         return Chunk(
             chunk_id="", doc_id=doc.doc_id, index=index, text=text, section_path=list(path),
             parent_id=parent_id, parent_text=parent, token_count=count_tokens(text),
-            language=doc.language, title=doc.title, page=section.page, doc_hash=doc_hash,
+            # a chunk mostly in another language than its document (a quoted abstract, an English
+            # table in a German letter) is labelled with its own: language filters and translate use it
+            language=chunk_language(text, doc.language), title=doc.title, page=section.page, doc_hash=doc_hash,
         )
