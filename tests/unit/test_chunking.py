@@ -81,3 +81,18 @@ def test_language_shares_of_mixed_input():
     assert set(shares) == {"de", "en", "zh"}
     assert abs(sum(shares.values()) - 1.0) < 1e-3
     assert shares["en"] > shares["zh"] and shares["de"] > shares["zh"]
+
+
+def test_a_chunk_mostly_in_another_language_gets_its_own_language():
+    from medgraph.config.models import ChunkingConfig
+    from medgraph.ingest.chunking import Chunker
+    from medgraph.schemas import Document, Section
+
+    german = "Der Patient wurde mit Metformin behandelt und die Nierenfunktion wurde regelmäßig kontrolliert."
+    english = ("Metformin is the first-line drug for type 2 diabetes and its most common side effects are "
+               "diarrhea and nausea in the first weeks of treatment.")
+    doc = Document(doc_id="d", title="Arztbrief", language="de", source_id="d",
+                   sections=[Section(title="Verlauf", text=german), Section(title="Quoted abstract", text=english)])
+    chunks = Chunker(ChunkingConfig(min_tokens=1)).chunk(doc)
+    languages = {c.section_path[-1]: c.language for c in chunks}
+    assert languages == {"Verlauf": "de", "Quoted abstract": "en"}
