@@ -120,6 +120,13 @@ def _http_error(exc: BaseException) -> HTTPException | None:
     return None
 
 
+def _client_error(exc: BaseException) -> Exception | None:
+    """What the caller gets for a deployment's error: 503 for 'try again later' (store, tier,
+    timeout), the 4xx for the caller's own fault, None for a bug (a 500)."""
+    reason = unavailable_reason(exc)
+    return ServiceUnavailable(reason) if reason is not None else _http_error(exc)
+
+
 def _completion_extra(body: dict[str, Any]) -> dict[str, Any]:
     keys = ("citations", "retrieval_paths_used", "disclaimer", "refused", "tier", "route", "model_used",
             "session_id", "agent")
@@ -172,13 +179,10 @@ class Ingress:
         except TimeoutError as exc:
             raise ServiceUnavailable("a backend did not answer in time; try again later") from exc
         except Exception as exc:
-            reason = unavailable_reason(exc)
-            if reason is not None:
-                raise ServiceUnavailable(reason) from exc
-            http = _http_error(exc)
-            if http is not None:
-                raise http from exc
-            raise
+            mapped = _client_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
 
     def _answer_timeout(self) -> float:
         # the agent's whole run: retrieval, gap completion, a wake and generation
@@ -290,13 +294,10 @@ class Ingress:
                     gen.cancel()
                     raise ServiceUnavailable("the answer did not arrive in time; try again later") from exc
                 except Exception as exc:
-                    reason = unavailable_reason(exc)
-                    if reason is not None:
-                        raise ServiceUnavailable(reason) from exc
-                    http = _http_error(exc)
-                    if http is not None:
-                        raise http from exc
-                    raise
+                    mapped = _client_error(exc)
+                    if mapped is None:
+                        raise
+                    raise mapped from exc
                 if "status" in event and not started:
                     held.append(event)
                     continue
