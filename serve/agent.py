@@ -78,7 +78,7 @@ def settings_from(cfg: MedGraphConfig) -> AgentSettings:
         top_k=cfg.retrieval.top_k, history_turns=m.history_turns, top_interests=m.top_interests,
         interest_seed_weight=a.interest_seed_weight, memories=a.memories, relational_weight=a.relational_weight,
         relational_pairs=a.relational_pairs, rrf_k=cfg.retrieval.rrf_k, gaps_enabled=g.enabled,
-        max_tool_calls=g.max_tool_calls, time_budget_s=g.time_budget_s,
+        max_tool_calls=g.max_tool_calls, time_budget_s=g.time_budget_s, min_relevance=cfg.answer.min_relevance,
     )
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import operator
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -82,7 +83,7 @@ class AgentSettings:
     gaps_enabled: bool = True
     max_tool_calls: int = 2
     time_budget_s: float = 20.0  # gap completion may start only this long after the question arrived
-    min_relevance: float = 0.3  # a cited memory needs at least this to be used
+    min_relevance: float = 0.3  # the answer's usable-evidence floor: recalled memories get it
 
 
 Events = AsyncIterator[dict[str, Any]]
@@ -286,7 +287,11 @@ async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     except RuntimeError:  # not streaming (a direct call in a test)
         def write(_: Any) -> None:
             return None
-    evidence = state["evidence"][: deps.settings.top_k] + [memory_candidate(m) for m in state.get("memories", [])]
+    s = deps.settings
+    memories = [memory_candidate(m, s.min_relevance) for m in state.get("memories", [])][: s.top_k // 2]
+    # recalled memories take the last places of the numbered context, at the usable floor: they
+    # are quoted when the evidence does not say it better, and never crowd out more than half
+    evidence = state["evidence"][: s.top_k - len(memories)] + memories
     answer: Answer | None = None
     async for event in deps.generate(state["route"].tier, state["question"], state["analysis"], evidence):
         if "delta" in event:
@@ -298,14 +303,17 @@ async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     return {"answer": answer}
 
 
-def memory_candidate(memory: Any) -> Candidate:
-    """A recalled conversation memory as one numbered context passage, labelled with its age."""
-    text = f"({memory.age_label}) {memory.text}"
+_MARKER = re.compile(r"\s*\[\d+\]")
+
+
+def memory_candidate(memory: Any, relevance: float = 0.3) -> Candidate:
+    """A recalled conversation memory as one numbered context passage, labelled with its age
+    (the old answer's own ``[N]`` markers removed: they pointed into another context)."""
+    text = f"({memory.age_label}) {_MARKER.sub('', memory.text)}"
     chunk = Chunk(chunk_id=f"{MEMORY_PREFIX}{memory.memory_id}", doc_id=f"{MEMORY_PREFIX}{memory.memory_id}",
                   index=0, text=text, section_path=["Conversation memory", memory.age_label], parent_id="",
                   parent_text=text, token_count=len(text.split()), language="", title="Earlier conversation")
-    # ranked after the evidence; relevance at the floor: quoted only when nothing better says it
-    return Candidate(chunk.chunk_id, chunk=chunk, relevance=0.0, features={"memory": 1.0})
+    return Candidate(chunk.chunk_id, chunk=chunk, relevance=relevance, features={"memory": 1.0})
 
 
 async def guard_output(state: AgentState, deps: AgentDeps) -> dict[str, Any]:

@@ -79,6 +79,7 @@ def world(tmp_path: Path) -> Iterator[dict[str, Any]]:
     source = LocalDirectorySource(str(literature))
     ingestor = LiveIngestor(cfg, idx.graph, idx.vectors, idx.extractor, idx.embedder)
     calls = Calls()
+    seen: list[list[str]] = []  # the numbered context of each generation
 
     def relational(analysis: Any) -> list[Any]:
         from medgraph.agent.relational import relational_evidence
@@ -94,6 +95,7 @@ def world(tmp_path: Path) -> Iterator[dict[str, Any]]:
 
     async def generate(tier: str, question: str, analysis: Any, evidence: list[Any]) -> AsyncIterator[dict[str, Any]]:
         calls["generate"] += 1
+        seen.append([c.chunk_id for c in evidence])
         for event in engine.stream(question, analysis, evidence):
             yield {"delta": event} if isinstance(event, str) else {"answer": event}
 
@@ -109,7 +111,7 @@ def world(tmp_path: Path) -> Iterator[dict[str, Any]]:
         sessions=SessionStore(str(app)), memory=LongTermMemory(str(app)),
         settings=AgentSettings(top_k=cfg.retrieval.top_k, rrf_k=cfg.retrieval.rrf_k),
     )
-    yield {"agent": Agent(deps), "deps": deps, "calls": calls, "idx": idx}
+    yield {"agent": Agent(deps), "deps": deps, "calls": calls, "idx": idx, "seen": seen}
     idx.close()
 
 
@@ -196,8 +198,10 @@ def test_long_term_memory_is_per_user_and_biases_seeds(world: dict[str, Any]) ->
     assert memory.top_interests("bob") == []
     state_a = ask(world, "Does metformin cause lactic acidosis?", user_id="alice")
     assert state_a["memories"] and "metformin" in state_a["memories"][0].text.lower()
+    assert any(cid.startswith(MEMORY_PREFIX) for cid in world["seen"][-1])  # in the numbered context
     state_b = ask(world, "Does metformin cause lactic acidosis?", user_id="bob")
     assert state_b["memories"] == []  # bob never sees alice's conversations
+    assert not any(cid.startswith(MEMORY_PREFIX) for cid in world["seen"][-1])
     # alice's interest is a PPR seed bias on a question that does not name it
     hygiene = ask(world, "How should hands be cleaned in clinics?", user_id="alice")
     assert ("D008687" in dict(hygiene["analysis"].seed_bias)) and "D008687" not in hygiene["analysis"].entity_ids
@@ -208,9 +212,10 @@ def test_long_term_memory_is_per_user_and_biases_seeds(world: dict[str, Any]) ->
 def test_memory_passage_is_labelled_with_its_age(world: dict[str, Any]) -> None:
     from medgraph.memory.longterm import Memory
 
-    cand = memory_candidate(Memory("m1", "Q: metformin? A: diarrhea [1]", ("D008687",), 1.0, 0.0, "3 months ago"))
-    assert cand.chunk_id == MEMORY_PREFIX + "m1" and cand.chunk is not None
-    assert cand.chunk.text.startswith("(3 months ago)") and cand.chunk.section_path[-1] == "3 months ago"
+    cand = memory_candidate(Memory("m1", "Q: metformin? A: diarrhea [1].", ("D008687",), 1.0, 0.0, "3 months ago"), 0.3)
+    assert cand.chunk_id == MEMORY_PREFIX + "m1" and cand.chunk is not None and cand.relevance == 0.3
+    assert cand.chunk.text == "(3 months ago) Q: metformin? A: diarrhea."  # the old answer's markers go
+    assert cand.chunk.section_path[-1] == "3 months ago"
 
 
 def test_events_stream_progress_deltas_and_the_final_state(world: dict[str, Any]) -> None:
