@@ -181,8 +181,10 @@ def test_stream_matches_chat(app_url):
         for event in _sse_events(r):
             if event.get("done"):
                 done = event
-            else:
+            elif "delta" in event:
                 deltas.append(event["delta"])
+            else:  # the agent's progress events
+                assert set(event) == {"status"}
     assert done is not None and done["tier"] == "large" and done["citations"] == full["citations"]
     assert "".join(deltas) == full["content"]  # temperature 0: the stream is the same answer
     assert done["model_used"].startswith("llamacpp:") and done["disclaimer"]
