@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from typing import Any
 
 from medgraph.config import MedGraphConfig
@@ -70,9 +71,9 @@ class RetrieverService:
         self.retriever = Retriever(cfg.retrieval, self.graph, self.vectors, make_embedder(cfg.embedding),
                                    self._community_search(cfg))
         self.retriever.warm_up()
+        self._ingest_lock = threading.Lock()
+        self._live_ingestor: Any = None
         if cfg.gaps.enabled and cfg.gaps.sources:
-            import threading
-
             # gap completion ingests in this replica: load its NER + linking now, in the background,
             # rather than inside the first gap's time budget
             threading.Thread(target=self._ingestor, name="ingestor-warm-up", daemon=True).start()
@@ -130,10 +131,8 @@ class RetrieverService:
 
     def _ingestor(self) -> Any:
         """The live ingestor, built once on first use (it loads the vocabulary for NER + linking)."""
-        import threading
-
-        with self.__dict__.setdefault("_ingest_lock", threading.Lock()):  # setdefault is atomic
-            if getattr(self, "_live_ingestor", None) is None:
+        with self._ingest_lock:
+            if self._live_ingestor is None:
                 from medgraph.link import EntityExtractor
                 from medgraph.literature.ingest import LiveIngestor
                 from medgraph.ontology.build import load_or_build
