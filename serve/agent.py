@@ -27,6 +27,7 @@ from medgraph.literature.base import SourceError
 from medgraph.llm.base import ModelUnavailable
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.stores.errors import StoreError
+from serve import calls
 
 log = logging.getLogger(__name__)
 
@@ -148,15 +149,8 @@ class AgentService:
     # --- calls to the other deployments (with timeouts; outages become AgentUnavailable) ---------
 
     async def _call(self, method: Any, *args: Any, timeout: float | None = None) -> Any:
-        try:
-            return await asyncio.wait_for(_awaitable(method.remote(*args)), timeout or self.timeout_s)
-        except TimeoutError as exc:
-            raise AgentUnavailable("a backend did not answer in time; try again later") from exc
-        except Exception as exc:
-            reason = unavailable_reason(exc)
-            if reason is None:
-                raise
-            raise AgentUnavailable(reason) from exc
+        return await calls.call(method, *args, timeout=timeout or self.timeout_s, translate=_unavailable,
+                                late=lambda: AgentUnavailable("a backend did not answer in time; try again later"))
 
     async def _analyze(self, question: str, language: str | None) -> QueryAnalysis:
         return await self._call(self.analyzer.analyze, question, language)  # type: ignore[no-any-return]
@@ -205,21 +199,11 @@ class AgentService:
                         ) -> AsyncIterator[dict[str, Any]]:
         engine = self.engines[self.cfg.tiers.engine_for(tier)]
         gen = engine.options(stream=True).stream.remote(question, analysis, evidence)
-        wait = self.answer_timeout_s  # the first event may include a wake
-        while True:
-            try:
-                event = await asyncio.wait_for(gen.__anext__(), wait)
-            except StopAsyncIteration:
-                return
-            except TimeoutError as exc:
-                gen.cancel()
-                raise AgentUnavailable("the LLM tier did not answer in time; try again later") from exc
-            except Exception as exc:
-                reason = unavailable_reason(exc)
-                if reason is None:
-                    raise
-                raise AgentUnavailable(reason) from exc
-            wait = self.cfg.serve.answer_timeout_s
+        async for event in calls.stream(
+            gen, first_timeout=self.answer_timeout_s, timeout=self.cfg.serve.answer_timeout_s,  # first: a wake
+            late=lambda: AgentUnavailable("the LLM tier did not answer in time; try again later"),
+            translate=_unavailable,
+        ):
             yield event
 
     # --- entry points --------------------------------------------------------------------------
@@ -237,5 +221,6 @@ class AgentService:
                 yield event
 
 
-async def _awaitable(response: Any) -> Any:
-    return await response
+def _unavailable(exc: BaseException) -> Exception | None:
+    reason = unavailable_reason(exc)
+    return AgentUnavailable(reason) if reason is not None else None

@@ -43,6 +43,7 @@ from medgraph.agent.graph import AgentRequest
 from medgraph.config import MedGraphConfig
 from medgraph.config.llm import TIER_NAMES
 from medgraph.route.types import RouteDecision
+from serve import calls
 from serve.agent import unavailable_reason
 from serve.metrics import prometheus_text
 
@@ -100,10 +101,6 @@ def _sse(payload: dict[str, Any] | str) -> str:
 @app.exception_handler(ServiceUnavailable)
 async def _unavailable(_: Any, exc: ServiceUnavailable) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
-
-
-async def _awaitable(response: Any) -> Any:
-    return await response
 
 
 def _http_error(exc: BaseException) -> HTTPException | None:
@@ -174,15 +171,9 @@ class Ingress:
         self.gate = ConcurrencyGate(cfg.auth.max_concurrent, cfg.auth.max_queue)
 
     async def _call(self, handle_method: Any, *args: Any, timeout: float | None = None) -> Any:
-        try:
-            return await asyncio.wait_for(_awaitable(handle_method.remote(*args)), timeout or self.cfg.request_timeout_s)
-        except TimeoutError as exc:
-            raise ServiceUnavailable("a backend did not answer in time; try again later") from exc
-        except Exception as exc:
-            mapped = _client_error(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
+        return await calls.call(
+            handle_method, *args, timeout=timeout or self.cfg.request_timeout_s, translate=_client_error,
+            late=lambda: ServiceUnavailable("a backend did not answer in time; try again later"))
 
     def _answer_timeout(self) -> float:
         # the agent's whole run: retrieval, gap completion, a wake and generation
@@ -285,19 +276,11 @@ class Ingress:
             gen = self.agent.options(stream=True).stream.remote(request)
             held: list[dict[str, Any]] = []
             started = queued
-            while True:
-                try:
-                    event = await asyncio.wait_for(gen.__anext__(), self._answer_timeout())
-                except StopAsyncIteration:
-                    break
-                except TimeoutError as exc:
-                    gen.cancel()
-                    raise ServiceUnavailable("the answer did not arrive in time; try again later") from exc
-                except Exception as exc:
-                    mapped = _client_error(exc)
-                    if mapped is None:
-                        raise
-                    raise mapped from exc
+            async for event in calls.stream(
+                gen, first_timeout=self._answer_timeout(), timeout=self._answer_timeout(),
+                late=lambda: ServiceUnavailable("the answer did not arrive in time; try again later"),
+                translate=_client_error,
+            ):
                 if "status" in event and not started:
                     held.append(event)
                     continue
