@@ -166,6 +166,8 @@ class LinkingConfig(_Model):
     abbreviations: bool = True  # in-document Schwartz-Hearst short forms
     normalise: bool = True  # plural / word-order / spelling-insensitive dictionary lookup
     composites: bool = True  # "breast and ovarian cancer" -> first conjunct + shared head
+    # German / Chinese terms glossed part by part into English names (medgraph/link/compose.py)
+    compose: bool = True
     # cross-lingual fallback for surfaces the dictionary misses: nearest MeSH name (any language)
     # by the multilingual dense embedder (medgraph/link/dense.py); off by default (one model load)
     dense: bool = False

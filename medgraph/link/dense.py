@@ -17,6 +17,11 @@ with ``w = linking.dense_char_weight`` (character bigram Dice between the mentio
 candidate's names) and ``b = linking.dense_disease_bonus``; a mention is disease-like by its
 ending (``-itis``, ``-ose``, ``-krankheit``, ``…病``, ``…症``, ``…炎``, …). The weights and the
 threshold are tuned on held-out vocabulary names (``medgraph.link.devset``), never on test terms.
+
+Unknown text: an embedder may give every string it has no tokens for one and the same vector (USE
+does so for most Chinese terms: ``痤疮`` and ``膈疝`` embed identically). Names and queries whose
+vector is that of a probe made of unassigned characters carry no meaning; such names are left out
+of the index and such queries get no candidates, instead of a cosine of 1.0 with each other.
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ from medgraph.ontology.categories import DISEASE
 from medgraph.ontology.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
+
+UNKNOWN_PROBE = "\ue000\ue001"  # private-use characters: no embedder has tokens for them
+UNKNOWN_COSINE = 0.999  # a vector this close to the probe's is the embedder's "unknown" vector
 
 _DISEASE_LIKE = re.compile(
     r"(?:itis|ose|osis|om|oma|ie|pathie|pathy|ämie|emia|algie|algia|krankheit|erkrankung|syndrom|syndrome"
@@ -128,6 +136,15 @@ class DenseNameIndex:
         names, self.ids = index_names(vocab)
         self.names = names
         self.matrix = self._load_or_embed(vocab, names, cache_dir)
+        self.unknown = self._unit(self.embedder.embed_dense([UNKNOWN_PROBE]))[0]
+        blind = self.matrix @ self.unknown >= UNKNOWN_COSINE
+        self.matrix[blind] = 0.0  # names the embedder cannot read match nothing
+        self.unreadable_names = int(blind.sum())
+
+    @staticmethod
+    def _unit(vectors: object) -> NDArray[np.float32]:
+        matrix = np.asarray(vectors, dtype=np.float32)
+        return np.asarray(matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12), dtype=np.float32)
 
     def _load_or_embed(self, vocab: Vocabulary, names: list[str], cache_dir: str | Path | None) -> NDArray[np.float32]:
         key = hashlib.sha256(
@@ -137,8 +154,7 @@ class DenseNameIndex:
         if path is not None and path.is_file():
             return np.asarray(np.load(path)["matrix"], dtype=np.float32)
         log.info("embedding %d MeSH names for dense linking (%s)", len(names), self.embedder.name)
-        matrix = np.asarray(self.embedder.embed_dense(names), dtype=np.float32)
-        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        matrix = self._unit(self.embedder.embed_dense(names))
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(path.name + ".partial.npz")
@@ -147,8 +163,9 @@ class DenseNameIndex:
         return matrix
 
     def _scores(self, surfaces: list[str]) -> NDArray[np.float32]:
-        queries = np.asarray(self.embedder.embed_dense(list(surfaces)), dtype=np.float32)
-        queries /= np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
+        """Cosines of each surface with every name (all 0 for a surface the embedder cannot read)."""
+        queries = self._unit(self.embedder.embed_dense(list(surfaces)))
+        queries[queries @ self.unknown >= UNKNOWN_COSINE] = 0.0
         return np.asarray(queries @ self.matrix.T, dtype=np.float32)
 
     def search(self, surfaces: list[str]) -> list[tuple[str | None, float]]:
@@ -157,7 +174,7 @@ class DenseNameIndex:
             return [(None, 0.0) for _ in surfaces]
         scores = self._scores(surfaces)
         best = scores.argmax(axis=1)
-        return [(self.ids[int(j)], float(scores[i, j])) for i, j in enumerate(best)]
+        return [(self.ids[int(j)], float(scores[i, j])) if scores[i].any() else (None, 0.0) for i, j in enumerate(best)]
 
     def candidates(self, surfaces: list[str], k: int = 10) -> list[list[Candidate]]:
         """Up to ``k`` distinct descriptors per surface, by their best name's cosine (descending)."""
@@ -167,6 +184,9 @@ class DenseNameIndex:
         width = min(len(self.ids), 4 * k)
         out: list[list[Candidate]] = []
         for row in scores:
+            if not row.any():
+                out.append([])
+                continue
             top = np.argpartition(-row, width - 1)[:width]
             picked: dict[str, Candidate] = {}
             for j in sorted(top.tolist(), key=lambda j: (-float(row[j]), j)):

@@ -59,10 +59,7 @@ def prepare(linker: Any, queries: list[Query], k: int) -> DevRun:
     before: list[str | None] = []
     head: list[str | None] = []
     for lang, term, _ in queries:
-        results: list[Any] = [
-            linker.dictionary(term) or linker._composite(term) or linker._variant(term)
-            or linker._language(term, lang)
-        ]
+        results: list[Any] = [linker.rules(term, lang)]
         linker._fuzzy([term], results, lang)
         before.append(results[0].mesh_id if results[0] else None)
         h = linker._head(term) if results[0] is None else None

@@ -10,22 +10,26 @@ Cascade (first hit wins; deterministic):
 2. ``exact``: ``match_key`` (case/diacritic/width-folded, punctuation as spaces) in the index.
 3. ``normalised``: ``norm_key`` (plural/singular, British spellings, function words, word order).
 4. ``composite``: ``"X and Y disease"`` style conjunctions: the first conjunct completed with the
-   shared head (``"breast and ovarian cancer"`` → ``"breast cancer"``) through steps 2-3.
+   shared head (``"breast and ovarian cancer"`` → ``"breast cancer"``, ``肾和输尿管结石`` → ``肾结石``)
+   through steps 2-3 (Chinese: and its spelling variants).
 5. ``variant``: the MeSH head-noun convention (``cancer`` / ``carcinoma`` / ``tumour`` →
    ``neoplasms``) and the phrase with leading modifiers dropped (``sporadic Wilms tumours`` →
    ``Wilms tumours``; at least two words kept), through steps 2-3.
-6. ``language``: German and Chinese spelling variants (``medgraph.link.variants``), for a
+6. ``compose``: a German or Chinese surface glossed part by part into English
+   (``medgraph.link.compose``: ``Schilddrüsenkrebs`` → thyroid neoplasms, ``急性肾衰竭`` → acute renal
+   insufficiency), the English phrase looked up through steps 2-3 and the neoplasm head.
+7. ``language``: German and Chinese spelling variants (``medgraph.link.variants``), for a
    surface in German (``language="de"``) or written in CJK: German inflection, umlaut and loan-word
    spellings (``Sklerose`` → ``sclerosis``) and compounds split into parts the German names
    know (``Lungenentzündung`` ~ ``Entzündung der Lunge``); Chinese modifiers (``急性``/``慢性``) and
    disease heads (``病``/``症``/``综合征``), through steps 2-3.
-7. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
+8. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
    (not for short all-caps acronyms, whose character n-grams say little).
-8. ``dense`` (``linking.dense``): the nearest MeSH name in any language by a multilingual dense
+9. ``dense`` (``linking.dense``): the nearest MeSH name in any language by a multilingual dense
    embedder (``medgraph.link.dense``): the ``dense_top_k`` nearest descriptors re-scored with
    character overlap and a disease prior, accepted at score ≥ ``dense_threshold``: a German or
    Chinese term the dictionary lacks can still reach its descriptor.
-9. ``head``: the last word alone, when it is a dictionary term (``nonocular tumors`` → tumors).
+10. ``head``: the last word alone, when it is a dictionary term (``nonocular tumors`` → tumors).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any
 from medgraph.config.models import LinkingConfig
 from medgraph.extract.text import has_cjk, match_key, norm_key
 from medgraph.link.abbreviations import abbreviation_map
+from medgraph.link.compose import Composer, neoplasm_forms
 from medgraph.link.dense import rescore
 from medgraph.link.tfidf import CharNgramIndex
 from medgraph.link.variants import GermanLexicon, chinese_forms, german_forms
@@ -48,6 +53,7 @@ SCORE_NORMALISED = 0.95
 SCORE_COMPOSITE = 0.9
 SCORE_VARIANT = 0.85
 SCORE_LANGUAGE = 0.85
+SCORE_COMPOSED = 0.8
 FUZZY_GERMAN_FORMS = 4  # loan-word spellings of a German surface also searched by TF-IDF
 SCORE_HEAD = 0.6
 _NEOPLASM_WORDS = re.compile(
@@ -55,6 +61,7 @@ _NEOPLASM_WORDS = re.compile(
 )
 _ACRONYM = re.compile(r"^[A-Z0-9][A-Za-z0-9-]{0,6}$")
 _CONJ = re.compile(r"^(.+?)\s*(?:,|\band/or\b|\band\b|\bor\b|/)\s*(.+)$", re.IGNORECASE)
+_CJK_CONJ = re.compile(r"^(.+?)(?:以及|和|及|与|或|、)(.+)$")
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,7 @@ class Linker:
         self._tfidf: CharNgramIndex | None = None
         self._dense = dense
         self._german: tuple[GermanLexicon, Index] | None = None
+        self._composer: Composer | None = None
 
     @property
     def dense(self) -> Any:
@@ -114,14 +122,19 @@ class Linker:
         return None
 
     def _composite(self, surface: str) -> LinkResult | None:
-        m = _CONJ.match(surface)
-        if not self.cfg.composites or m is None:
+        if not self.cfg.composites:
+            return None
+        m = _CONJ.match(surface) or _CJK_CONJ.match(surface)
+        if m is None:
             return None
         first, rest = m.group(1).strip(), m.group(2).strip()
-        rest_words = rest.split()
-        candidates = [f"{first} {rest_words[-1]}" if rest_words else first, first, rest]
+        if has_cjk(rest):  # 肾和输尿管结石: the first conjunct with the second's ending (肾结石)
+            candidates = [first + rest[i:] for i in range(1, len(rest))] + [first, rest]
+        else:
+            rest_words = rest.split()
+            candidates = [f"{first} {rest_words[-1]}" if rest_words else first, first, rest]
         for cand in candidates:
-            hit = self.dictionary(cand)
+            hit = self.dictionary(cand) or (self._language(cand, "zh") if has_cjk(cand) else None)
             if hit is not None and hit.mesh_id is not None:
                 return self._result(hit.mesh_id, "composite", SCORE_COMPOSITE * hit.score)
         return None
@@ -150,6 +163,23 @@ class Linker:
             lexicon = GermanLexicon(t[0] for t in german_terms)
             self._german = lexicon, build_index(german_terms, lexicon.key)
         return self._german
+
+    @property
+    def composer(self) -> Composer:
+        """English glosses of German and Chinese parts (built on first use)."""
+        if self._composer is None:
+            self._composer = Composer(self.vocab)
+        return self._composer
+
+    def _compose(self, surface: str, language: str) -> LinkResult | None:
+        if not (self.cfg.normalise and self.cfg.compose) or not (language == "de" or has_cjk(surface)):
+            return None
+        phrases = self.composer.glosses(surface, language)
+        for phrase in (*phrases, *neoplasm_forms(phrases)):
+            hit = self.dictionary(phrase)
+            if hit is not None and hit.mesh_id is not None:
+                return self._result(hit.mesh_id, "compose", SCORE_COMPOSED * hit.score)
+        return None
 
     def _language(self, surface: str, language: str) -> LinkResult | None:
         if not self.cfg.normalise:
@@ -213,11 +243,18 @@ class Linker:
             if mesh_id is not None and score >= self.cfg.dense_threshold:
                 results[i] = self._result(mesh_id, "dense", round(score, 4))
 
+    def rules(self, surface: str, language: str = "en") -> LinkResult | None:
+        """Steps 2-7 of the cascade: every dictionary-based step, nothing fuzzy."""
+        return (
+            self.dictionary(surface)
+            or self._composite(surface)
+            or self._variant(surface)
+            or self._compose(surface, language)
+            or self._language(surface, language)
+        )
+
     def _plain(self, surfaces: Sequence[str], fuzzy: bool = True, language: str = "en") -> list[LinkResult]:
-        results: list[LinkResult | None] = [
-            self.dictionary(s) or self._composite(s) or self._variant(s) or self._language(s, language)
-            for s in surfaces
-        ]
+        results = [self.rules(s, language) for s in surfaces]
         if fuzzy:
             self._fuzzy(surfaces, results, language)
             self._dense_fallback(surfaces, results)

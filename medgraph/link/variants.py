@@ -9,8 +9,9 @@ German (general rules, no term lists):
   ``Entzündung``); umlauts written as ``ae``/``oe``/``ue`` folded like ``ä``/``ö``/``ü``;
 - Latin/Greek loan words in German spelling → English/Latin spelling (``k``/``z`` → ``c``,
   ``ä`` → ``e``, ``-ose`` → ``-osis``, ``-ie`` → ``-ia``/``-y``, ``-om`` → ``-oma``, ``-ismus`` →
-  ``-ism``, ``-isch`` → ``-ic``, ``-(i)ämie`` → ``-emia``): ``Sklerose`` → ``sclerosis``,
-  ``Hypokaliämie`` → ``hypokalemia``, ``Karzinome`` → ``carcinoma``;
+  ``-ism``, ``-isch`` → ``-ic``, ``-(i)ämie`` → ``-emia``, ``-ös`` → ``-ous``, ``-enz`` → ``-ence``,
+  ``-ell`` → ``-al``, ``-em`` → ``-ema``, ``-ur`` → ``-ure``): ``Sklerose`` → ``sclerosis``,
+  ``Hypokaliämie`` → ``hypokalemia``, ``Karzinome`` → ``carcinoma``, ``Inkontinenz`` → ``incontinence``;
 - compounds: a word split into parts the German vocabulary knows, with linking ``s``/``n``/``en``/
   ``es``/``e`` (Fugen) dropped; ``GermanLexicon.key`` is the sorted stems of all parts, so
   ``Lungenentzündung`` and ``Entzündung der Lunge`` share a key.
@@ -38,6 +39,9 @@ DE_FUNCTION_WORDS = frozenset(
 # ordered: longer endings first; each (German ending, English/Latin endings)
 _LOAN_ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ismus", ("ism",)),
+    ("enz", ("ence", "ency")),
+    ("anz", ("ance",)),
+    ("ell", ("al",)),
     ("itat", ("ity",)),
     ("ische", ("ic", "ical")),
     ("ischer", ("ic", "ical")),
@@ -49,6 +53,9 @@ _LOAN_ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ase", ("ase", "asis")),
     ("ie", ("ia", "y")),
     ("om", ("oma",)),
+    ("em", ("ema",)),
+    ("ur", ("ure",)),
+    ("al", ("al", "ary")),
     ("in", ("ine", "in")),
     ("e", ("", "e")),
 )
@@ -73,10 +80,11 @@ def umlaut_folded(text: str) -> str:
 
 def _loan_spellings(word: str) -> list[str]:
     """English/Latin spellings of one German loan word (lower-case, umlauts kept in ``word``)."""
+    word = re.sub(r"ös(?:e[nrs]?)?$", "ous", word)  # perniziös → pernicious, infektiös → infectious
     base = word.replace("ä", "e").replace("ae", "e").replace("ö", "e").replace("ü", "u").replace("ß", "ss")
     base = fold(base)
     with_c = re.sub(r"k(?=[^h])|k$", "c", base.replace("kk", "cc"))
-    with_c = re.sub(r"z(?=[eiy])", "c", with_c).replace("cz", "z")
+    with_c = re.sub(r"(?<![ck])z(?=[eiy])", "c", with_c)  # Karzinom → carcinoma, Ekzem → eczema
     out: list[str] = []
     for spelling in dict.fromkeys((with_c, base, de_stem(with_c))):
         out.append(spelling)

@@ -50,8 +50,30 @@ def test_name_vectors_are_cached_beside_the_vocabulary(vocab: Vocabulary, monkey
     original = embedder.embed_dense
     monkeypatch.setattr(embedder, "embed_dense", lambda texts: calls.append(len(texts)) or original(texts))
     second = DenseNameIndex(vocab, embedder, vocab.directory)
-    assert calls == []  # loaded, not re-embedded
+    assert calls == [1]  # names loaded, not re-embedded (only the one-string unknown-text probe)
     assert (second.matrix == first.matrix).all() and second.ids == first.ids
+
+
+def test_text_the_embedder_cannot_read_matches_nothing(tmp_path: Path) -> None:
+    import numpy as np
+
+    from medgraph.config.models import VocabularySource
+    from medgraph.ontology.build import build_vocabulary
+
+    terms = tmp_path / "terms.tsv"
+    rows = [("D004827", "en", "Epilepsy"), ("D004827", "zh", "癫痫"), ("D006331", "en", "Heart Diseases")]
+    terms.write_text("mesh_id\tlang\tterm\tsource\n" + "".join(f"{m}\t{lang}\t{t}\tx\n" for m, lang, t in rows),
+                     encoding="utf-8")
+    small = build_vocabulary(VocabularyConfig(sources=[VocabularySource(kind="multilingual_terms", path=str(terms))]))
+    embedder = make_embedder(EmbeddingConfig(dense="use", sparse="none"))
+    a, b = np.asarray(embedder.embed_dense(["癫痫", "膈疝"]))
+    assert float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) > 0.999  # USE: both are its "unknown" vector
+    index = DenseNameIndex(small, embedder)
+    assert index.unreadable_names == 1  # 癫痫 is left out of the index
+    assert index.search(["膈疝"]) == [(None, 0.0)] and index.candidates(["膈疝"]) == [[]]
+    assert index.search(["epilepsy"])[0][0] == "D004827"  # readable text still matches
+    linker = Linker(small, LinkingConfig(dense=True, dense_threshold=0.6, tfidf=False), dense=index)
+    assert linker.link("膈疝", "zh").mesh_id is None  # was Epilepsy at cosine 1.0
 
 
 def test_rescore_prefers_character_overlap_and_disease_descriptors(vocab: Vocabulary) -> None:

@@ -1,0 +1,224 @@
+"""Cross-lingual composition: a German or Chinese term the dictionary lacks, glossed part by part into
+English and looked up among the English names.
+
+Input: the ``Vocabulary`` (its German and Chinese names give every known part its English names) and
+a surface string. Output: English candidate phrases, best first (``Composer.glosses``); the linker
+looks each up in the English dictionary (exact, then normalised, which ignores word order, then with
+the neoplasm head MeSH uses), so a composition counts only when the whole English phrase is a name.
+
+How a surface is cut into parts:
+- German: words (function words dropped, hyphens split); a word is a known name, a loan word whose
+  English/Latin spelling is an English word of the vocabulary (``Endometrium``, ``essentielle`` →
+  essential), a morpheme of the closed table below, or a compound of two or three such parts with
+  linking ``s``/``n``/``en``/``es``/``e`` dropped (``Eisenmangelanämie`` → iron · deficiency · anemia,
+  ``Schilddrüsenkrebs`` → thyroid · neoplasms).
+- Chinese: a full segmentation of the string (bracketed asides such as ``(除外肾盂)`` removed) into
+  Chinese names and morphemes, fewest parts first (``甲状腺恶性肿瘤`` → thyroid · neoplasms,
+  ``急性肾衰竭`` → acute · renal insufficiency); the adjectival ``性`` / ``的`` / ``型`` are dropped.
+- A part's English glosses: the shortest distinct names of its descriptor, plus the adjective MeSH
+  headings use where the English names attest it (``ovary`` → ovarian, ``colon`` → colonic).
+
+The morpheme tables hold only general word-formation elements of medical terms (disease heads, the
+neoplasm heads, deficiency / failure / calculus, course and origin modifiers), not names.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+
+from medgraph.extract.text import has_cjk, match_key, norm_key
+from medgraph.link.variants import DE_FUNCTION_WORDS, _loan_spellings, de_stem, umlaut_folded
+from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_MINED, Vocabulary, is_acronym
+
+MAX_GLOSSES = 4  # English terms kept per descriptor (shortest distinct first)
+MAX_PHRASES = 48  # English candidate phrases per surface
+MAX_ZH_PART = 12  # longest Chinese part tried by the segmenter
+MIN_DE_PART = 3
+
+_NEOPLASMS = ("neoplasms", "cancer")
+DE_MORPHEMES: dict[str, tuple[str, ...]] = {
+    "krebs": _NEOPLASMS, "karzinom": ("carcinoma", *_NEOPLASMS), "tumor": ("neoplasms", "tumor"),
+    "geschwulst": _NEOPLASMS, "mangel": ("deficiency",), "erkrankung": ("disease", "diseases"),
+    "krankheit": ("disease", "diseases"), "leiden": ("disease", "disorder"), "storung": ("disorder", "disorders"),
+    "entzundung": ("inflammation",), "stein": ("calculi", "stones"), "versagen": ("failure",),
+    "insuffizienz": ("insufficiency", "failure"), "schwache": ("weakness", "insufficiency"),
+    "blutung": ("hemorrhage",), "verletzung": ("injury", "injuries"), "syndrom": ("syndrome",),
+    "zyste": ("cyst", "cysts"), "infarkt": ("infarction",), "vergiftung": ("poisoning",),
+    "lahmung": ("paralysis",), "missbildung": ("abnormalities", "malformation"), "fehlbildung": ("abnormalities",),
+    "angeboren": ("congenital",), "erblich": ("hereditary",), "gutartig": ("benign",), "bosartig": ("malignant",),
+    "erworben": ("acquired",), "fortschreitend": ("progressive",), "wiederkehrend": ("recurrent",),
+    "neugeboren": ("neonatal", "newborn"), "kind": ("child", "childhood"), "schwangerschaft": ("pregnancy",),
+}
+ZH_MORPHEMES: dict[str, tuple[str, ...]] = {
+    "恶性肿瘤": _NEOPLASMS, "肿瘤": ("neoplasms", "tumor"), "癌": _NEOPLASMS, "癌症": _NEOPLASMS,
+    "缺乏": ("deficiency",), "缺乏症": ("deficiency",), "病": ("disease", "diseases"), "疾病": ("disease", "diseases"),
+    "障碍": ("disorder", "disorders"), "综合征": ("syndrome",), "衰竭": ("failure",), "功能不全": ("insufficiency",),
+    "结石": ("calculi", "stones"), "损伤": ("injury", "injuries"), "出血": ("hemorrhage",),
+    "梗死": ("infarction",), "梗塞": ("infarction",), "感染": ("infection", "infections"), "细胞": ("cell", "cells"),
+    "失禁": ("incontinence",), "硬化": ("sclerosis",), "纤维化": ("fibrosis",), "狭窄": ("stenosis",),
+    "囊肿": ("cyst", "cysts"), "疝": ("hernia",), "骨折": ("fracture", "fractures"), "中毒": ("poisoning",),
+    "畸形": ("abnormalities", "malformation"), "急性": ("acute",), "慢性": ("chronic",), "先天性": ("congenital",),
+    "遗传性": ("hereditary",), "原发性": ("primary",), "继发性": ("secondary",), "特发性": ("idiopathic",),
+    "良性": ("benign",), "恶性": ("malignant",), "病毒性": ("viral",), "细菌性": ("bacterial",),
+    "感染性": ("infectious",), "过敏性": ("allergic",), "自身免疫性": ("autoimmune",), "家族性": ("familial",),
+    "获得性": ("acquired",), "复发性": ("recurrent",), "进行性": ("progressive",), "转移性": ("metastatic",),
+    "多发性": ("multiple",), "弥漫性": ("diffuse",), "局限性": ("localized",), "全身性": ("systemic",),
+    "系统性": ("systemic",), "间质性": ("interstitial",), "囊性": ("cystic",), "出血性": ("hemorrhagic",),
+    "缺血性": ("ischemic",), "阻塞性": ("obstructive",), "化脓性": ("suppurative", "purulent"),
+    "炎性": ("inflammatory",), "新生儿": ("neonatal", "newborn"), "妊娠期": ("gestational", "pregnancy"),
+}
+ZH_DROPPED = frozenset({"性", "的", "型"})
+_ZH_ASIDE = re.compile(r"[(（\[［【][^)）\]］】]*[)）\]］】]")
+# English adjectives of organ nouns as MeSH headings use them (kept only when attested)
+_ADJECTIVE_ENDINGS = (("um", ("al",)), ("on", ("onic",)), ("as", ("atic",)), ("y", ("ian", "ial")),
+                      ("a", ("al", "ar")), ("nx", ("ngeal",)), ("is", ("ic",)), ("e", ("al",)), ("", ("al", "ic")))
+
+
+def de_key(word: str) -> str:
+    """The key a German word or compound part is looked up by (folded, umlauts as vowels, stemmed)."""
+    return de_stem(umlaut_folded(match_key(word).replace(" ", "")))
+
+
+class Composer:
+    """English glosses of German and Chinese terms, built from the vocabulary's names."""
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.vocab = vocab
+        self.english_words: set[str] = {w for s, lang, *_ in vocab.terms if lang == "en" for w in match_key(s).split()}
+        self._glosses: dict[str, tuple[str, ...]] = {}
+        self._english: dict[str, list[str]] = {}
+        for surface, lang, mesh_id, rank, count in vocab.terms:
+            if lang == "en" and (rank < RANK_MINED or count >= MINED_PRECEDENCE) and not is_acronym(surface):
+                self._english.setdefault(mesh_id, []).append(surface)
+        self.de: dict[str, list[str]] = {de_key(k): list(v) for k, v in DE_MORPHEMES.items()}
+        self.zh: dict[str, list[str]] = {k: list(v) for k, v in ZH_MORPHEMES.items()}
+        for surface, lang, mesh_id, *_ in vocab.terms:
+            if lang == "de" and len(surface.split()) == 1:
+                self._add(self.de, de_key(surface), mesh_id)
+            elif lang == "zh":
+                self._add(self.zh, match_key(surface).replace(" ", ""), mesh_id)
+
+    def _add(self, table: dict[str, list[str]], key: str, mesh_id: str) -> None:
+        if not key:
+            return
+        slot = table.setdefault(key, [])
+        slot += [g for g in self.english_glosses(mesh_id) if g not in slot]
+
+    def english_glosses(self, mesh_id: str) -> tuple[str, ...]:
+        """The shortest distinct English terms of a descriptor, with their attested adjectives."""
+        if mesh_id not in self._glosses:
+            names = sorted(self._english.get(mesh_id, []), key=len)
+            seen: set[str] = set()
+            out: list[str] = []
+            for name in names:
+                key = norm_key(name)
+                if key in seen or "," in name or len(name) < 3:
+                    continue
+                seen.add(key)
+                out.append(match_key(name))
+                if len(out) == MAX_GLOSSES:
+                    break
+            self._glosses[mesh_id] = self.with_adjectives(out)
+        return self._glosses[mesh_id]
+
+    def with_adjectives(self, glosses: Iterable[str]) -> tuple[str, ...]:
+        glosses = tuple(glosses)
+        return glosses + tuple(a for g in glosses if " " not in g for a in self.adjectives(g) if a not in glosses)
+
+    def adjectives(self, noun: str) -> list[str]:
+        """``ovary`` → ovarian, ``endometrium`` → endometrial: forms the English names use."""
+        out = []
+        for ending, replacements in _ADJECTIVE_ENDINGS:
+            if noun.endswith(ending) and len(noun) > len(ending) + 2:
+                stem = noun[: len(noun) - len(ending)]
+                out += [stem + r for r in replacements if stem + r in self.english_words]
+                if out:
+                    break
+        return out
+
+    # --- German -------------------------------------------------------------------------------
+
+    def _de_part(self, part: str) -> list[str]:
+        if len(part) < MIN_DE_PART:
+            return []
+        found = list(self.de.get(de_key(part), ()))
+        loans = [s for s in _loan_spellings(part) if len(s) >= 4 and s in self.english_words and s not in found]
+        return found + list(self.with_adjectives(loans))
+
+    def _de_word(self, word: str, depth: int = 2) -> list[str]:
+        """English options of one German word: the word itself, else its compound parts glossed."""
+        whole = self._de_part(word)
+        if whole or depth == 0:
+            return whole
+        for i in range(MIN_DE_PART, len(word) - MIN_DE_PART + 1):
+            heads = self._de_part(word[i:])
+            if not heads:
+                continue
+            left = word[:i]
+            lefts = self._de_part(left) or next(
+                (opts for fuge in ("es", "en", "s", "n", "e") if left.endswith(fuge)
+                 for opts in [self._de_part(left[: -len(fuge)])] if opts), []
+            ) or self._de_word(left, depth - 1)
+            if lefts:
+                return [f"{a} {b}" for a, b in itertools.islice(itertools.product(lefts, heads), MAX_PHRASES)]
+        return []
+
+    def _de_hyphenated(self, word: str) -> list[str]:
+        """``Vitamin-D-Mangel``: the pieces glossed one by one (letters and numbers kept as they are)."""
+        pieces = [p for p in word.split("-") if p]
+        options = [[p] if len(p) <= 2 and p.isalnum() else self._de_word(p) for p in pieces]
+        if len(pieces) < 2 or any(not o for o in options):
+            return []
+        return [" ".join(c) for c in itertools.islice(itertools.product(*options), MAX_PHRASES)]
+
+    def german(self, surface: str) -> list[str]:
+        words = [w for w in surface.lower().split() if match_key(w) not in DE_FUNCTION_WORDS]
+        options = [self._de_word(w) or ("-" in w and self._de_hyphenated(w)) or [] for w in words]
+        return self._phrases(options, surface)
+
+    # --- Chinese ------------------------------------------------------------------------------
+
+    def segment(self, text: str) -> list[str] | None:
+        """Fewest-parts cover of ``text`` by Chinese names and morphemes (dropped particles count)."""
+        n = len(text)
+        best: list[list[str] | None] = [None] * (n + 1)
+        best[0] = []
+        for end in range(1, n + 1):
+            for start in range(max(0, end - MAX_ZH_PART), end):
+                prev, part = best[start], text[start:end]
+                if prev is None or not (part in self.zh or part in ZH_DROPPED):
+                    continue
+                if best[end] is None or len(prev) + 1 < len(best[end] or ()):
+                    best[end] = [*prev, part]
+        return best[n]
+
+    def chinese(self, surface: str) -> list[str]:
+        text = match_key(_ZH_ASIDE.sub("", surface)).replace(" ", "")
+        parts = self.segment(text) if text else None
+        if not parts:
+            return []
+        return self._phrases([self.zh[p] for p in parts if p not in ZH_DROPPED], surface)
+
+    # --- both ---------------------------------------------------------------------------------
+
+    def _phrases(self, options: list[list[str]], surface: str) -> list[str]:
+        if len(options) < 1 or any(not o for o in options):
+            return []
+        phrases = (" ".join(combo) for combo in itertools.product(*options))
+        out = [p for p in itertools.islice(phrases, MAX_PHRASES) if len(p.split()) >= 2]
+        original = match_key(surface)
+        return [p for p in dict.fromkeys(out) if p != original]
+
+    def glosses(self, surface: str, language: str) -> list[str]:
+        """English candidate phrases for a German (``language="de"``) or Chinese surface."""
+        if has_cjk(surface):
+            return self.chinese(surface)
+        return self.german(surface) if language == "de" else []
+
+
+def neoplasm_forms(phrases: Iterable[str]) -> list[str]:
+    """The phrases with ``cancer`` / ``tumor`` / ``carcinoma`` read as MeSH's ``neoplasms``."""
+    heads = re.compile(r"\b(?:cancer|tumor|carcinoma)\b")
+    return [heads.sub("neoplasms", p) for p in phrases if heads.search(p)]
