@@ -7,8 +7,9 @@ cascade + TF-IDF, no dense step) gives its English name; diseases whose English 
 nothing are left out (``n_gold`` says how many remain).
 
 Output: JSON on stdout: per language (de, zh; en as the sanity row), Acc@1 and coverage (share
-linked to any ID) for the dictionary cascade alone and with the dense cross-lingual fallback
-(``linking.dense``), in the same run, plus the per-language vocabulary coverage (MeSH IDs with at
+linked to any ID) for the dictionary cascade without the compose step (``linking.compose``), the
+whole dictionary cascade, and that with the dense cross-lingual fallback (``linking.dense``), in the
+same run, plus the per-language vocabulary coverage (MeSH IDs with at
 least one name) and the misses of the dense run.
 
     python benchmarks/crosslingual_linking.py [--config configs/local.yaml] [--threshold 0.8]
@@ -111,6 +112,7 @@ def main() -> None:
     if args.threshold is not None:
         update["dense_threshold"] = args.threshold
     dense = Linker(vocab, cfg.linking.model_copy(update=update))
+    no_compose = Linker(vocab, cfg.linking.model_copy(update={"dense": False, "compose": False}))
     start = time.perf_counter()
     dense.dense  # noqa: B018 - build (or load) the name index outside the timed comparison
     index_s = time.perf_counter() - start
@@ -121,7 +123,9 @@ def main() -> None:
     }
     for lang in ("de", "zh", "en"):
         d, x = evaluate(dictionary, gold, names, lang), evaluate(dense, gold, names, lang)
+        c = evaluate(no_compose, gold, names, lang)
         out["languages"][lang] = {
+            "dictionary_without_compose": {k: v for k, v in c.items() if k != "misses"},
             "dictionary": {k: v for k, v in d.items() if k != "misses"},
             "dictionary+dense": {k: v for k, v in x.items() if k != "misses"},
             "misses_dictionary+dense": x["misses"][:15],
