@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable
 
 from medgraph.extract.text import has_cjk, match_key, norm_key
-from medgraph.link.variants import DE_FUNCTION_WORDS, _loan_spellings, de_stem, umlaut_folded
+from medgraph.link.variants import DE_FUNCTION_WORDS, de_stem, loan_spellings, umlaut_folded
 from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_MINED, Vocabulary, is_acronym
 
 MAX_GLOSSES = 4  # English terms kept per descriptor (shortest distinct first)
@@ -144,7 +144,7 @@ class Composer:
         if len(part) < MIN_DE_PART:
             return []
         found = list(self.de.get(de_key(part), ()))
-        loans = [s for s in _loan_spellings(part) if len(s) >= 4 and s in self.english_words and s not in found]
+        loans = [s for s in loan_spellings(part) if len(s) >= 4 and s in self.english_words and s not in found]
         return found + list(self.with_adjectives(loans))
 
     def _de_word(self, word: str, depth: int = 2) -> list[str]:

@@ -78,7 +78,7 @@ def umlaut_folded(text: str) -> str:
     return re.sub(r"(?<=[^aeiou\s])([aou])e", r"\1", text)
 
 
-def _loan_spellings(word: str) -> list[str]:
+def loan_spellings(word: str) -> list[str]:
     """English/Latin spellings of one German loan word (lower-case, umlauts kept in ``word``)."""
     word = re.sub(r"ös(?:e[nrs]?)?$", "ous", word)  # perniziös → pernicious, infektiös → infectious
     base = word.replace("ä", "e").replace("ae", "e").replace("ö", "e").replace("ü", "u").replace("ß", "ss")
@@ -103,7 +103,7 @@ def german_forms(surface: str) -> list[str]:
     per_word: list[list[str]] = []
     for word in words:
         folded = fold(word)
-        options = [folded, de_stem(folded), umlaut_folded(folded), *_loan_spellings(word)]
+        options = [folded, de_stem(folded), umlaut_folded(folded), *loan_spellings(word)]
         per_word.append(list(dict.fromkeys(o for o in options if o)))
     forms: list[str] = []
     for combo in itertools.islice(itertools.product(*per_word), MAX_FORMS * 4):

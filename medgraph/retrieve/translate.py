@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 
 from medgraph.extract.text import fold
-from medgraph.link.variants import DE_FUNCTION_WORDS, _loan_spellings
+from medgraph.link.variants import DE_FUNCTION_WORDS, loan_spellings
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.schemas import Entity, Mention
 
@@ -127,7 +127,7 @@ def english_spellings(word: str) -> list[str]:
         return []
     # the ending rules run before the loan-word rules (``-ären`` is gone once ``ä`` is folded) and
     # after them (``-isierend`` becomes ``-izing`` only after ``z`` → ``c`` ran on the stem)
-    spellings = [s for form in (lower, *_derived(lower)) for s in _loan_spellings(form)]
+    spellings = [s for form in (lower, *_derived(lower)) for s in loan_spellings(form)]
     spellings += [d for s in spellings for d in _derived(s)]
     return list(dict.fromkeys(s for s in spellings if s != own and len(s) >= MIN_RESPELLED))
 
