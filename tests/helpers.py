@@ -37,3 +37,16 @@ def index_tiny_corpus(
         f"vocabulary.sources={json.dumps(vocab_sources)}", *overrides,
     ])
     return open_index(corpus, cfg, home=tmp / "home"), cfg
+
+
+def terms_vocabulary(tmp: Path, rows: list[tuple[str, str, str]]) -> Any:
+    """A ``Vocabulary`` built from (mesh_id, lang, term) rows only (a ``multilingual_terms`` TSV in
+    ``tmp``; English rows count as names, the others as synonyms)."""
+    from medgraph.config.models import VocabularyConfig, VocabularySource
+    from medgraph.ontology.build import build_vocabulary
+
+    path = tmp / "terms.tsv"
+    path.write_text("mesh_id\tlang\tterm\tsource\n" + "".join(
+        f"{m}\t{lang}\t{t}\t{'x_name' if lang == 'en' else 'x'}\n" for m, lang, t in rows),
+                    encoding="utf-8")
+    return build_vocabulary(VocabularyConfig(sources=[VocabularySource(kind="multilingual_terms", path=str(path))]))

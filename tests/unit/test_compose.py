@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from medgraph.config.models import LinkingConfig, VocabularyConfig, VocabularySource
+from medgraph.config.models import LinkingConfig
 from medgraph.link.compose import Composer
 from medgraph.link.linker import Linker
 from medgraph.link.variants import german_forms
-from medgraph.ontology.build import build_vocabulary
 from medgraph.ontology.vocabulary import Vocabulary
+from tests.helpers import terms_vocabulary
 
 TERMS = [
     ("D013961", "en", "Thyroid Gland"), ("D013961", "en", "Thyroid"), ("D013961", "de", "Schilddrüse"),
@@ -28,10 +28,7 @@ TERMS = [
 
 @pytest.fixture(scope="module")
 def vocab(tmp_path_factory: pytest.TempPathFactory) -> Vocabulary:
-    path = tmp_path_factory.mktemp("compose") / "terms.tsv"
-    rows = "".join(f"{m}\t{lang}\t{t}\tx\n" for m, lang, t in TERMS)
-    path.write_text("mesh_id\tlang\tterm\tsource\n" + rows, encoding="utf-8")
-    return build_vocabulary(VocabularyConfig(sources=[VocabularySource(kind="multilingual_terms", path=str(path))]))
+    return terms_vocabulary(tmp_path_factory.mktemp("compose"), TERMS)
 
 
 @pytest.mark.parametrize(

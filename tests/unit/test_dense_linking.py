@@ -57,14 +57,10 @@ def test_name_vectors_are_cached_beside_the_vocabulary(vocab: Vocabulary, monkey
 def test_text_the_embedder_cannot_read_matches_nothing(tmp_path: Path) -> None:
     import numpy as np
 
-    from medgraph.config.models import VocabularySource
-    from medgraph.ontology.build import build_vocabulary
+    from tests.helpers import terms_vocabulary
 
-    terms = tmp_path / "terms.tsv"
     rows = [("D004827", "en", "Epilepsy"), ("D004827", "zh", "癫痫"), ("D006331", "en", "Heart Diseases")]
-    terms.write_text("mesh_id\tlang\tterm\tsource\n" + "".join(f"{m}\t{lang}\t{t}\tx\n" for m, lang, t in rows),
-                     encoding="utf-8")
-    small = build_vocabulary(VocabularyConfig(sources=[VocabularySource(kind="multilingual_terms", path=str(terms))]))
+    small = terms_vocabulary(tmp_path, rows)
     embedder = make_embedder(EmbeddingConfig(dense="use", sparse="none"))
     a, b = np.asarray(embedder.embed_dense(["癫痫", "膈疝"]))
     assert float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) > 0.999  # USE: both are its "unknown" vector

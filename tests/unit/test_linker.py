@@ -11,6 +11,7 @@ from medgraph.link import EntityExtractor, Linker
 from medgraph.link.abbreviations import abbreviation_map, find_abbreviations
 from medgraph.ontology.build import build_vocabulary, default_sources, load_or_build
 from medgraph.ontology.vocabulary import Vocabulary
+from tests.helpers import terms_vocabulary
 
 REPO = Path(__file__).resolve().parents[2]
 XML = REPO / "tests" / "fixtures" / "mesh" / "desc_fixture.xml"
@@ -128,10 +129,7 @@ LANG_TERMS = [
 
 @pytest.fixture(scope="module")
 def lang_vocab(tmp_path_factory: pytest.TempPathFactory) -> Vocabulary:
-    path = tmp_path_factory.mktemp("lang") / "terms.tsv"
-    rows = "".join(f"{m}\t{lang}\t{t}\t{'x_name' if lang == 'en' else 'x'}\n" for m, lang, t in LANG_TERMS)
-    path.write_text("mesh_id\tlang\tterm\tsource\n" + rows, encoding="utf-8")
-    return build_vocabulary(VocabularyConfig(sources=[VocabularySource(kind="multilingual_terms", path=str(path))]))
+    return terms_vocabulary(tmp_path_factory.mktemp("lang"), LANG_TERMS)
 
 
 def test_traditional_chinese_links_to_the_simplified_name(lang_vocab: Vocabulary) -> None:
