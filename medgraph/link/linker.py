@@ -17,7 +17,7 @@ Cascade (first hit wins; deterministic):
    ``Wilms tumours``; at least two words kept), through steps 2-3.
 6. ``compose``: a German or Chinese surface glossed part by part into English
    (``medgraph.link.compose``: ``Schilddrüsenkrebs`` → thyroid neoplasms, ``急性肾衰竭`` → acute renal
-   insufficiency), the English phrase looked up through steps 2-3 and the neoplasm head.
+   failure), the English phrase looked up through steps 2-3 and the neoplasm head.
 7. ``language``: German and Chinese spelling variants (``medgraph.link.variants``), for a
    surface in German (``language="de"``) or written in CJK: German inflection, umlaut and loan-word
    spellings (``Sklerose`` → ``sclerosis``) and compounds split into parts the German names
