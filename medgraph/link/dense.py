@@ -1,7 +1,8 @@
 """Cross-lingual dense linking: the last step of the linker for surfaces the dictionary misses.
 
 Input: a ``Vocabulary`` and a multilingual dense ``Embedder`` (offline tier: USE; model tier:
-any ``Embedder`` over a SapBERT-XLMR-style encoder, behind the same interface). Output:
+``EncoderEmbedder`` over SapBERT-XLMR in a local directory, ``linking.dense_embedder: encoder``,
+behind the same interface). Output:
 ``search(surfaces) -> [(mesh_id | None, cosine)]``, the nearest MeSH name in any language.
 
 The index holds, per descriptor, its preferred English name, up to ``english_synonyms`` more

@@ -95,7 +95,10 @@ class Linker:
             from medgraph.embed import make_embedder
             from medgraph.link.dense import DenseNameIndex
 
-            embedder = make_embedder(EmbeddingConfig(dense=self.cfg.dense_embedder, sparse="none"))
+            embedder = make_embedder(EmbeddingConfig(
+                dense=self.cfg.dense_embedder, sparse="none", model_path=self.cfg.dense_model_path,
+                pooling=self.cfg.dense_pooling, max_length=32,  # terms, not passages
+            ))
             self._dense = DenseNameIndex(self.vocab, embedder, self.vocab.directory or None)
         return self._dense
 
