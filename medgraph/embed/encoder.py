@@ -71,6 +71,8 @@ class EncoderEmbedder(BaseEmbedder):
         self._torch = torch
         if threads > 0:
             torch.set_num_threads(threads)
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise EmbedderError(f"encoder device {device!r} requested but CUDA is not available; use device: cpu")
         self._device = torch.device(device)
         self._tokenizer: Any = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         self._model: Any = AutoModel.from_pretrained(str(path), local_files_only=True).to(self._device).eval()

@@ -94,6 +94,15 @@ def test_errors_are_clear(tmp_path: Path) -> None:
         make_embedder(EmbeddingConfig(dense="encoder", sparse="none", model_path=str(tmp_path)))
 
 
+def test_cuda_without_a_gpu_is_a_clear_error(model_dir: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(EmbedderError, match="CUDA is not available"):
+        _embedder(model_dir, device="cuda")
+
+
 def test_dense_linking_runs_on_the_encoder(model_dir: Path, tmp_path: Path) -> None:
     from medgraph.link.linker import Linker
 
