@@ -156,6 +156,9 @@ class NerConfig(_Model):
     min_term_chars: int = 3
     min_term_chars_zh: int = 2
     plural_variants: bool = True  # also match the plural/singular of each term's last word
+    # second stage: German / Chinese spans the gazetteer cannot see, kept when the linker's compose
+    # step links them (medgraph/link/extractor.py)
+    compose_candidates: bool = True
 
 
 class LinkingConfig(_Model):

@@ -3,8 +3,9 @@ English and looked up among the English names.
 
 Input: the ``Vocabulary`` (its German and Chinese names give every known part its English names) and
 a surface string. Output: English candidate phrases, best first (``Composer.glosses``); the linker
-looks each up in the English dictionary (exact, then normalised, which ignores word order, then with
-the neoplasm head MeSH uses), so a composition counts only when the whole English phrase is a name.
+looks each up among the English names (``Composer.lookup``: exact, then normalised, which ignores
+word order; then with the neoplasm head MeSH uses), so a composition counts only when the whole
+English phrase is a name.
 
 How a surface is cut into parts:
 - German: words (function words dropped, hyphens split); a word is a known name, a loan word whose
@@ -30,12 +31,23 @@ from collections.abc import Iterable
 
 from medgraph.extract.text import has_cjk, match_key, norm_key
 from medgraph.link.variants import DE_FUNCTION_WORDS, de_stem, loan_spellings, umlaut_folded
-from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_MINED, Vocabulary, is_acronym
+from medgraph.ontology.vocabulary import (
+    MINED_PRECEDENCE,
+    RANK_MINED,
+    Index,
+    Vocabulary,
+    build_index,
+    is_acronym,
+)
 
 MAX_GLOSSES = 4  # English terms kept per descriptor (shortest distinct first)
 MAX_PHRASES = 48  # English candidate phrases per surface
 MAX_ZH_PART = 12  # longest Chinese part tried by the segmenter
 MIN_DE_PART = 3
+# a composed phrase counts only against names, synonyms and forms mined from annotated text at least
+# this often: rarer mined forms carry their corpus's reading ("nausea, vomiting" was annotated as
+# postoperative nausea and vomiting, "systemic diseases" as systemic mastocytosis)
+MIN_MINED_COUNT = 3
 
 _NEOPLASMS = ("neoplasms", "cancer")
 DE_MORPHEMES: dict[str, tuple[str, ...]] = {
@@ -94,6 +106,9 @@ class Composer:
                 self._english.setdefault(mesh_id, []).append(surface)
         self.de: dict[str, list[str]] = {de_key(k): list(v) for k, v in DE_MORPHEMES.items()}
         self.zh: dict[str, list[str]] = {k: list(v) for k, v in ZH_MORPHEMES.items()}
+        trusted = [t for t in vocab.terms if t[1] == "en" and (t[3] < RANK_MINED or t[4] >= MIN_MINED_COUNT)]
+        self._exact: Index = build_index(trusted, match_key)
+        self._norm: Index = build_index(trusted, norm_key)
         for surface, lang, mesh_id, *_ in vocab.terms:
             if lang == "de" and len(surface.split()) == 1:
                 self._add(self.de, de_key(surface), mesh_id)
@@ -210,6 +225,11 @@ class Composer:
         out = [p for p in itertools.islice(phrases, MAX_PHRASES) if len(p.split()) >= 2]
         original = match_key(surface)
         return [p for p in dict.fromkeys(out) if p != original]
+
+    def lookup(self, phrase: str) -> str | None:
+        """The descriptor an English phrase names (exact, then normalised; trusted terms only)."""
+        ids = self._exact.get(match_key(phrase)) or self._norm.get(norm_key(phrase))
+        return ids[0] if ids else None
 
     def glosses(self, surface: str, language: str) -> list[str]:
         """English candidate phrases for a German (``language="de"``) or Chinese surface."""

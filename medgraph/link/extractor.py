@@ -7,20 +7,35 @@ Output: ``Mention`` records sorted by offset, each with ``mesh_id``, ``category`
 ``score``. Gazetteer matches come first; every ``long form (SF)`` definition then links the long
 form with the ``Linker`` (dictionary steps only: no TF-IDF, so extraction stays fast and precise) and (re)labels every occurrence of ``SF`` in the text with that ID
 (``method="abbreviation"``), replacing gazetteer matches on those spans.
+
+Second stage (``ner.compose_candidates``): German and Chinese spans the gazetteer cannot see,
+kept only when the linker's compose step links them (a whole English name, so this stays
+precise): German words of at least ``MIN_DE_CANDIDATE`` letters that no mention covers
+(``Schilddrüsenkrebs``) and an adjective with the noun after it (``chronische Nierenerkrankung``,
+which then replaces the noun's own mention); Chinese runs of two or three adjacent pieces, each a
+gazetteer mention or a word-formation morpheme (``甲状腺`` + ``恶性肿瘤`` → Thyroid Neoplasms,
+replacing the piece mentions).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from medgraph.config.models import LinkingConfig, NerConfig
 from medgraph.extract.ner import GazetteerNER
+from medgraph.extract.text import is_cjk
 from medgraph.link.abbreviations import Abbreviation, find_abbreviations
+from medgraph.link.compose import ZH_DROPPED, ZH_MORPHEMES
 from medgraph.link.linker import Linker, LinkResult
+from medgraph.link.variants import DE_FUNCTION_WORDS
 from medgraph.ontology.vocabulary import Vocabulary
 from medgraph.schemas import Mention
 
 _DICTIONARY_METHODS = frozenset({"exact", "normalised"})
+MIN_DE_CANDIDATE = 8  # shorter German words are rarely compounds
+_DE_WORD = re.compile(r"[^\W\d_][\w-]*[^\W\d_]")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
 def _overlaps(m: Mention, start: int, end: int) -> bool:
@@ -75,9 +90,76 @@ class EntityExtractor:
         kept = [m for m in mentions if not any(_overlaps(m, a.start, a.end) for a in added)]
         return kept + [a for a in added if a.mesh_id]
 
+    def _composed(self, text: str, start: int, end: int, language: str) -> Mention | None:
+        res = self.linker._compose(text[start:end], language)
+        if res is None or res.mesh_id is None:
+            return None
+        return Mention(start, end, text[start:end], res.mesh_id, res.category, res.method, res.score)
+
+    def _german_candidates(self, text: str, mentions: list[Mention]) -> list[Mention]:
+        words = list(_DE_WORD.finditer(text))
+        found: list[Mention] = []
+        for i, word in enumerate(words):
+            noun = word.group()
+            if not noun[0].isupper() or any(_overlaps(f, word.start(), word.end()) for f in found):
+                continue
+            prev = words[i - 1] if i else None
+            adjective = prev is not None and prev.group()[0].islower() and prev.group().lower() not in DE_FUNCTION_WORDS
+            if prev is not None and adjective and text[prev.end() : word.start()] == " ":
+                pair = self._composed(text, prev.start(), word.end(), "de")  # chronische Nierenerkrankung
+                if pair is not None:
+                    found.append(pair)
+                    continue
+            if len(noun) >= MIN_DE_CANDIDATE and not any(_overlaps(m, word.start(), word.end()) for m in mentions):
+                single = self._composed(text, word.start(), word.end(), "de")
+                if single is not None:
+                    found.append(single)
+        return found
+
+    def _chinese_candidates(self, text: str, mentions: list[Mention]) -> list[Mention]:
+        pieces = sorted({(m.start, m.end) for m in mentions if m.surface and is_cjk(m.surface[0])})
+        for run in _CJK_RUN.finditer(text):
+            chunk = run.group()
+            for morpheme in ZH_MORPHEMES:
+                i = chunk.find(morpheme)
+                while i >= 0:
+                    pieces.append((run.start() + i, run.start() + i + len(morpheme)))
+                    i = chunk.find(morpheme, i + 1)
+        by_start: dict[int, list[int]] = {}
+        for start, end in pieces:
+            by_start.setdefault(start, []).append(end)
+        spans: set[tuple[int, int]] = set()
+        for start, end in pieces:
+            ends = [end]
+            for _ in range(2):  # two or three pieces
+                nxt = [e2 for e in ends for s2 in (e, e + 1) if s2 == e or text[e:s2] in ZH_DROPPED
+                       for e2 in by_start.get(s2, ())]
+                spans.update((start, e) for e in nxt)
+                ends = nxt
+        found: list[Mention] = []
+        for start, end in sorted(spans, key=lambda se: (se[0] - se[1], se[0])):  # longest first
+            if not any(_overlaps(f, start, end) for f in found):
+                hit = self._composed(text, start, end, "zh")
+                if hit is not None:
+                    found.append(hit)
+        return found
+
+    def _second_stage(self, text: str, mentions: list[Mention], language: str) -> list[Mention]:
+        """Compose candidates (see the module docstring) replacing the mentions they cover."""
+        if language == "de":
+            found = self._german_candidates(text, mentions)
+        elif any(is_cjk(c) for c in text):
+            found = self._chinese_candidates(text, mentions)
+        else:
+            return mentions
+        kept = [m for m in mentions if not any(_overlaps(m, f.start, f.end) for f in found)]
+        return sorted(kept + found, key=lambda m: (m.start, m.end))
+
     def extract(self, text: str, language: str = "en", context: str | None = None) -> list[Mention]:
         """Linked mentions in ``text`` (offsets into ``text``)."""
         mentions = self.ner.find(text, language)
+        if self.ner.cfg.compose_candidates and self.linker.cfg.compose:
+            mentions = self._second_stage(text, mentions, language)
         if not self.linker.cfg.abbreviations or "(" not in (context or text):
             return mentions
         local = context is None or context == text

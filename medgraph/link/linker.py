@@ -179,9 +179,9 @@ class Linker:
             return None
         phrases = self.composer.glosses(surface, language)
         for phrase in (*phrases, *neoplasm_forms(phrases)):
-            hit = self.dictionary(phrase)
-            if hit is not None and hit.mesh_id is not None:
-                return self._result(hit.mesh_id, "compose", SCORE_COMPOSED * hit.score)
+            mesh_id = self.composer.lookup(phrase)
+            if mesh_id is not None:
+                return self._result(mesh_id, "compose", SCORE_COMPOSED)
         return None
 
     def _language(self, surface: str, language: str) -> LinkResult | None:

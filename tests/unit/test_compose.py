@@ -81,3 +81,35 @@ def test_more_german_loan_word_endings(surface: str, english: str) -> None:
 def test_pernicious_anemia_through_loan_spellings(vocab: Vocabulary) -> None:
     assert Linker(vocab, LinkingConfig(tfidf=False)).link("Perniziöse Anämie", "de").mesh_id == "D000752"
 
+
+
+def test_second_ner_stage_finds_what_the_gazetteer_cannot(vocab: Vocabulary) -> None:
+    from medgraph.config.models import NerConfig
+    from medgraph.link import EntityExtractor
+
+    on = EntityExtractor(vocab, NerConfig(), LinkingConfig(tfidf=False))
+    off = EntityExtractor(vocab, NerConfig(compose_candidates=False), LinkingConfig(tfidf=False))
+    german = "Wie wird Schilddrüsenkrebs und Eisenmangelanämie behandelt?"
+    got = [(m.surface, m.mesh_id, m.method) for m in on.extract(german, "de")]
+    assert got == [("Schilddrüsenkrebs", "D013964", "compose"), ("Eisenmangelanämie", "D018798", "compose")]
+    assert off.extract(german, "de") == []  # one word each: the gazetteer sees no name
+    chinese = "甲状腺恶性肿瘤患者出现急性肾衰竭"
+    got = [(m.surface, m.mesh_id) for m in on.extract(chinese, "zh")]
+    assert got == [("甲状腺恶性肿瘤", "D013964"), ("急性肾衰竭", "D058186")]  # the pieces' mentions replaced
+    assert [m.mesh_id for m in off.extract(chinese, "zh")] == ["D013961", "D051437"]  # gland, renal failure
+    assert on.extract("Thyroid cancer", "en") == off.extract("Thyroid cancer", "en")  # English: unchanged
+
+
+def test_rarely_mined_forms_do_not_count_for_a_composition(vocab: Vocabulary) -> None:
+    from dataclasses import replace
+
+    from medgraph.link.compose import MIN_MINED_COUNT
+    from medgraph.ontology.vocabulary import RANK_MINED
+
+    terms = [*vocab.terms, ("thyroid hemorrhage", "en", "D006470", RANK_MINED, MIN_MINED_COUNT - 1)]
+    rare = Composer(replace(vocab, terms=terms, _exact=None, _norm=None, _surfaces=None))
+    assert rare.lookup("thyroid hemorrhage") is None  # seen once in annotated text: not trusted
+    assert rare.lookup("thyroid cancer") == "D013964"
+    terms[-1] = ("thyroid hemorrhage", "en", "D006470", RANK_MINED, MIN_MINED_COUNT)
+    assert Composer(replace(vocab, terms=terms, _exact=None, _norm=None, _surfaces=None)).lookup(
+        "thyroid hemorrhage") == "D006470"
