@@ -15,7 +15,7 @@ How a surface is cut into parts:
   ``Schilddrüsenkrebs`` → thyroid · neoplasms).
 - Chinese: a full segmentation of the string (bracketed asides such as ``(除外肾盂)`` removed) into
   Chinese names and morphemes, fewest parts first (``甲状腺恶性肿瘤`` → thyroid · neoplasms,
-  ``急性肾衰竭`` → acute · renal insufficiency); the adjectival ``性`` / ``的`` / ``型`` are dropped.
+  ``急性肾衰竭`` → acute · renal failure); the adjectival ``性`` / ``的`` / ``型`` are dropped.
 - A part's English glosses: the shortest distinct names of its descriptor, plus the adjective MeSH
   headings use where the English names attest it (``ovary`` → ovarian, ``colon`` → colonic).
 

@@ -91,7 +91,7 @@ class EntityExtractor:
         return kept + [a for a in added if a.mesh_id]
 
     def _composed(self, text: str, start: int, end: int, language: str) -> Mention | None:
-        res = self.linker._compose(text[start:end], language)
+        res = self.linker.compose(text[start:end], language)
         if res is None or res.mesh_id is None:
             return None
         return Mention(start, end, text[start:end], res.mesh_id, res.category, res.method, res.score)

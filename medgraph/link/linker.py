@@ -174,7 +174,8 @@ class Linker:
             self._composer = Composer(self.vocab)
         return self._composer
 
-    def _compose(self, surface: str, language: str) -> LinkResult | None:
+    def compose(self, surface: str, language: str) -> LinkResult | None:
+        """Step 6 alone: the surface glossed into English (``medgraph.link.compose``), or ``None``."""
         if not (self.cfg.normalise and self.cfg.compose) or not (language == "de" or has_cjk(surface)):
             return None
         phrases = self.composer.glosses(surface, language)
@@ -252,7 +253,7 @@ class Linker:
             self.dictionary(surface)
             or self._composite(surface)
             or self._variant(surface)
-            or self._compose(surface, language)
+            or self.compose(surface, language)
             or self._language(surface, language)
         )
 
