@@ -39,6 +39,8 @@ class AnalyzerService:
         self.analyzer = QueryAnalyzer(
             self.extractor, cfg.retrieval.analysis_cache, cfg.retrieval.languages, cfg.retrieval.names_per_entity
         )
+        if cfg.linking.compose:  # built here, not on the first German or Chinese question (~2 s)
+            self.extractor.linker.composer  # noqa: B018
 
     def analyze(self, question: str, language: str | None = None) -> QueryAnalysis:
         return self.analyzer.analyze(question, language)

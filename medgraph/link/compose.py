@@ -31,14 +31,7 @@ from collections.abc import Iterable
 
 from medgraph.extract.text import has_cjk, match_key, norm_key
 from medgraph.link.variants import DE_FUNCTION_WORDS, de_stem, loan_spellings, umlaut_folded
-from medgraph.ontology.vocabulary import (
-    MINED_PRECEDENCE,
-    RANK_MINED,
-    Index,
-    Vocabulary,
-    build_index,
-    is_acronym,
-)
+from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_MINED, Vocabulary, is_acronym
 
 MAX_GLOSSES = 4  # English terms kept per descriptor (shortest distinct first)
 MAX_PHRASES = 48  # English candidate phrases per surface
@@ -106,9 +99,7 @@ class Composer:
                 self._english.setdefault(mesh_id, []).append(surface)
         self.de: dict[str, list[str]] = {de_key(k): list(v) for k, v in DE_MORPHEMES.items()}
         self.zh: dict[str, list[str]] = {k: list(v) for k, v in ZH_MORPHEMES.items()}
-        trusted = [t for t in vocab.terms if t[1] == "en" and (t[3] < RANK_MINED or t[4] >= MIN_MINED_COUNT)]
-        self._exact: Index = build_index(trusted, match_key)
-        self._norm: Index = build_index(trusted, norm_key)
+        self._rare_only = self._rarely_mined_keys(vocab)
         for surface, lang, mesh_id, *_ in vocab.terms:
             if lang == "de" and len(surface.split()) == 1:
                 self._add(self.de, de_key(surface), mesh_id)
@@ -226,10 +217,25 @@ class Composer:
         original = match_key(surface)
         return [p for p in dict.fromkeys(out) if p != original]
 
+    @staticmethod
+    def _rarely_mined_keys(vocab: Vocabulary) -> set[tuple[str, str]]:
+        """(key, MeSH ID) pairs of the vocabulary's indices that only rarely mined forms support."""
+        rare = [t for t in vocab.terms if t[1] == "en" and t[3] == RANK_MINED and t[4] < MIN_MINED_COUNT]
+        ids = {t[2] for t in rare}
+        trusted: dict[str, set[str]] = {}
+        for surface, lang, mesh_id, rank, count in vocab.terms:
+            if mesh_id in ids and lang == "en" and (rank < RANK_MINED or count >= MIN_MINED_COUNT):
+                trusted.setdefault(mesh_id, set()).update((match_key(surface), norm_key(surface)))
+        return {(key, t[2]) for t in rare for key in (match_key(t[0]), norm_key(t[0]))
+                if key not in trusted.get(t[2], ())}
+
     def lookup(self, phrase: str) -> str | None:
-        """The descriptor an English phrase names (exact, then normalised; trusted terms only)."""
-        ids = self._exact.get(match_key(phrase)) or self._norm.get(norm_key(phrase))
-        return ids[0] if ids else None
+        """The descriptor an English phrase names (exact, then normalised; rarely mined forms ignored)."""
+        for key, index in ((match_key(phrase), self.vocab.exact_index), (norm_key(phrase), self.vocab.norm_index)):
+            for mesh_id in index.get(key, ()):
+                if (key, mesh_id) not in self._rare_only:
+                    return mesh_id
+        return None
 
     def glosses(self, surface: str, language: str) -> list[str]:
         """English candidate phrases for a German (``language="de"``) or Chinese surface."""
