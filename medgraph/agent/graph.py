@@ -306,7 +306,7 @@ async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
 _MARKER = re.compile(r"\s*\[\d+\]")
 
 
-def memory_candidate(memory: Any, relevance: float = 0.3) -> Candidate:
+def memory_candidate(memory: Any, relevance: float) -> Candidate:
     """A recalled conversation memory as one numbered context passage, labelled with its age
     (the old answer's own ``[N]`` markers removed: they pointed into another context)."""
     text = f"({memory.age_label}) {_MARKER.sub('', memory.text)}"
