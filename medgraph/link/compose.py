@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable
 
 from medgraph.extract.text import has_cjk, match_key, norm_key
-from medgraph.link.variants import DE_FUNCTION_WORDS, de_stem, loan_spellings, umlaut_folded
+from medgraph.link.variants import DE_FUNCTION_WORDS, FUGEN, de_stem, loan_spellings, umlaut_folded
 from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_MINED, Vocabulary, is_acronym
 
 MAX_GLOSSES = 4  # English terms kept per descriptor (shortest distinct first)
@@ -91,20 +91,24 @@ class Composer:
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
-        self.english_words: set[str] = {w for s, lang, *_ in vocab.terms if lang == "en" for w in match_key(s).split()}
+        self.english_words: set[str] = set()
+        self._english: dict[str, list[str]] = {}  # MeSH ID -> English terms usable as glosses
         self._glosses: dict[str, tuple[str, ...]] = {}
-        self._english: dict[str, list[str]] = {}
-        for surface, lang, mesh_id, rank, count in vocab.terms:
-            if lang == "en" and (rank < RANK_MINED or count >= MINED_PRECEDENCE) and not is_acronym(surface):
-                self._english.setdefault(mesh_id, []).append(surface)
         self.de: dict[str, list[str]] = {de_key(k): list(v) for k, v in DE_MORPHEMES.items()}
         self.zh: dict[str, list[str]] = {k: list(v) for k, v in ZH_MORPHEMES.items()}
-        self._rare_only = self._rarely_mined_keys(vocab)
-        for surface, lang, mesh_id, *_ in vocab.terms:
-            if lang == "de" and len(surface.split()) == 1:
-                self._add(self.de, de_key(surface), mesh_id)
+        parts: list[tuple[dict[str, list[str]], str, str]] = []  # (table, key, MeSH ID), glossed below
+        for surface, lang, mesh_id, rank, count in vocab.terms:  # one pass over the vocabulary
+            if lang == "en":
+                self.english_words.update(match_key(surface).split())
+                if (rank < RANK_MINED or count >= MINED_PRECEDENCE) and not is_acronym(surface):
+                    self._english.setdefault(mesh_id, []).append(surface)
+            elif lang == "de" and len(surface.split()) == 1:
+                parts.append((self.de, de_key(surface), mesh_id))
             elif lang == "zh":
-                self._add(self.zh, match_key(surface).replace(" ", ""), mesh_id)
+                parts.append((self.zh, match_key(surface).replace(" ", ""), mesh_id))
+        for table, key, mesh_id in parts:  # the English terms of every ID are known now
+            self._add(table, key, mesh_id)
+        self._rare_only = self._rarely_mined_keys(vocab)
 
     def _add(self, table: dict[str, list[str]], key: str, mesh_id: str) -> None:
         if not key:
@@ -162,13 +166,18 @@ class Composer:
             heads = self._de_part(word[i:])
             if not heads:
                 continue
-            left = word[:i]
-            lefts = self._de_part(left) or next(
-                (opts for fuge in ("es", "en", "s", "n", "e") if left.endswith(fuge)
-                 for opts in [self._de_part(left[: -len(fuge)])] if opts), []
-            ) or self._de_word(left, depth - 1)
+            lefts = self._de_modifier(word[:i]) or self._de_word(word[:i], depth - 1)
             if lefts:
                 return [f"{a} {b}" for a, b in itertools.islice(itertools.product(lefts, heads), MAX_PHRASES)]
+        return []
+
+    def _de_modifier(self, left: str) -> list[str]:
+        """The left part of a compound, as it is or without its linking element (Fuge)."""
+        if found := self._de_part(left):
+            return found
+        for fuge in FUGEN:
+            if left.endswith(fuge) and (found := self._de_part(left[: -len(fuge)])):
+                return found
         return []
 
     def _de_hyphenated(self, word: str) -> list[str]:
@@ -243,8 +252,3 @@ class Composer:
             return self.chinese(surface)
         return self.german(surface) if language == "de" else []
 
-
-def neoplasm_forms(phrases: Iterable[str]) -> list[str]:
-    """The phrases with ``cancer`` / ``tumor`` / ``carcinoma`` read as MeSH's ``neoplasms``."""
-    heads = re.compile(r"\b(?:cancer|tumor|carcinoma)\b")
-    return [heads.sub("neoplasms", p) for p in phrases if heads.search(p)]

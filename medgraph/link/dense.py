@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from medgraph.embed.base import Embedder
+from medgraph.embed.base import Embedder, l2_normalise
 from medgraph.extract.text import has_cjk, match_key
 from medgraph.ontology.categories import DISEASE
 from medgraph.ontology.vocabulary import Vocabulary
@@ -137,15 +137,10 @@ class DenseNameIndex:
         names, self.ids = index_names(vocab)
         self.names = names
         self.matrix = self._load_or_embed(vocab, names, cache_dir)
-        self.unknown = self._unit(self.embedder.embed_dense([UNKNOWN_PROBE]))[0]
+        self.unknown = l2_normalise(self.embedder.embed_dense([UNKNOWN_PROBE]))[0]
         blind = self.matrix @ self.unknown >= UNKNOWN_COSINE
         self.matrix[blind] = 0.0  # names the embedder cannot read match nothing
         self.unreadable_names = int(blind.sum())
-
-    @staticmethod
-    def _unit(vectors: object) -> NDArray[np.float32]:
-        matrix = np.asarray(vectors, dtype=np.float32)
-        return np.asarray(matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12), dtype=np.float32)
 
     def _load_or_embed(self, vocab: Vocabulary, names: list[str], cache_dir: str | Path | None) -> NDArray[np.float32]:
         key = hashlib.sha256(
@@ -155,7 +150,7 @@ class DenseNameIndex:
         if path is not None and path.is_file():
             return np.asarray(np.load(path)["matrix"], dtype=np.float32)
         log.info("embedding %d MeSH names for dense linking (%s)", len(names), self.embedder.name)
-        matrix = self._unit(self.embedder.embed_dense(names))
+        matrix = l2_normalise(self.embedder.embed_dense(names))
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(path.name + ".partial.npz")
@@ -165,7 +160,7 @@ class DenseNameIndex:
 
     def _scores(self, surfaces: list[str]) -> NDArray[np.float32]:
         """Cosines of each surface with every name (all 0 for a surface the embedder cannot read)."""
-        queries = self._unit(self.embedder.embed_dense(list(surfaces)))
+        queries = l2_normalise(self.embedder.embed_dense(list(surfaces)))
         queries[queries @ self.unknown >= UNKNOWN_COSINE] = 0.0
         return np.asarray(queries @ self.matrix.T, dtype=np.float32)
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from medgraph.config.models import LinkingConfig, NerConfig
 from medgraph.extract.ner import GazetteerNER
-from medgraph.extract.text import is_cjk
+from medgraph.extract.text import has_cjk, is_cjk
 from medgraph.link.abbreviations import Abbreviation, find_abbreviations
 from medgraph.link.compose import ZH_DROPPED, ZH_MORPHEMES
 from medgraph.link.linker import Linker, LinkResult
@@ -148,7 +148,7 @@ class EntityExtractor:
         """Compose candidates (see the module docstring) replacing the mentions they cover."""
         if language == "de":
             found = self._german_candidates(text, mentions)
-        elif any(is_cjk(c) for c in text):
+        elif has_cjk(text):
             found = self._chinese_candidates(text, mentions)
         else:
             return mentions

@@ -42,7 +42,7 @@ from typing import Any
 from medgraph.config.models import LinkingConfig
 from medgraph.extract.text import has_cjk, match_key, norm_key
 from medgraph.link.abbreviations import abbreviation_map
-from medgraph.link.compose import Composer, neoplasm_forms
+from medgraph.link.compose import Composer
 from medgraph.link.dense import rescore
 from medgraph.link.tfidf import CharNgramIndex
 from medgraph.link.variants import GermanLexicon, chinese_forms, german_forms
@@ -179,7 +179,8 @@ class Linker:
         if not (self.cfg.normalise and self.cfg.compose) or not (language == "de" or has_cjk(surface)):
             return None
         phrases = self.composer.glosses(surface, language)
-        for phrase in (*phrases, *neoplasm_forms(phrases)):
+        neoplasms = [_NEOPLASM_WORDS.sub("neoplasms", p) for p in phrases if _NEOPLASM_WORDS.search(p)]
+        for phrase in (*phrases, *neoplasms):
             mesh_id = self.composer.lookup(phrase)
             if mesh_id is not None:
                 return self._result(mesh_id, "compose", SCORE_COMPOSED)

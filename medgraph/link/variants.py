@@ -31,7 +31,7 @@ from medgraph.extract.text import fold, match_key
 
 MAX_FORMS = 24
 _DE_ENDINGS = ("en", "es", "er", "e", "n", "s")
-_FUGEN = ("es", "en", "s", "n", "e")
+FUGEN = ("es", "en", "s", "n", "e")  # linking elements between the parts of a compound
 DE_FUNCTION_WORDS = frozenset(
     {"der", "die", "das", "des", "dem", "den", "von", "vom", "mit", "und", "oder", "bei", "im", "am",
      "an", "in", "zu", "zur", "zum", "durch", "nach", "ohne", "fur", "ein", "eine", "einer", "eines"}
@@ -157,7 +157,7 @@ class GermanLexicon:
     def _modifier(self, part: str) -> str | None:
         if self._known(part):
             return de_stem(part)
-        for fuge in _FUGEN:
+        for fuge in FUGEN:
             if part.endswith(fuge) and self._known(part[: -len(fuge)]):
                 return de_stem(part[: -len(fuge)])
         return None
