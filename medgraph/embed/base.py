@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,6 +27,9 @@ from numpy.typing import NDArray
 logger = logging.getLogger(__name__)
 
 FloatArray = NDArray[np.float32]
+# the language (en / de / zh) of each text, for backends whose sparse terms depend on it (the
+# lexical embedder's stemmer); None: unknown (such a backend detects it); others ignore it
+Languages = Sequence[str | None] | None
 
 
 class EmbedderError(RuntimeError):
@@ -83,9 +86,21 @@ class Embedder(Protocol):
     def sparse_idf(self) -> bool: ...
 
     def embed_dense(self, texts: list[str]) -> FloatArray: ...
-    def embed_sparse(self, texts: list[str]) -> list[SparseVector]: ...
+    def embed_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]: ...
     def embed_query_dense(self, texts: list[str]) -> FloatArray: ...
-    def embed_query_sparse(self, texts: list[str]) -> list[SparseVector]: ...
+    def embed_query_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]: ...
+
+
+def dense_feature(embedder: Any, cosine: float) -> float:
+    """A question–passage cosine on the common scale of the reranker's ``dense`` feature.
+
+    Models differ in where their cosines lie: USE gives unrelated PubMedQA question–abstract
+    pairs a median of 0.12 and the relevant pair 0.43, multilingual-e5 0.80 and 0.91. The
+    embedder's ``dense_feature_map`` (slope, intercept) maps its cosine linearly onto USE's scale
+    (median to median), so the feature reranker's refusal threshold means the same with either.
+    """
+    slope, intercept = getattr(embedder, "dense_feature_map", (1.0, 0.0))
+    return float(intercept + slope * cosine)
 
 
 def l2_normalise(matrix: NDArray[Any]) -> FloatArray:
@@ -135,6 +150,9 @@ class BaseEmbedder:
     has_dense: bool = False
     has_sparse: bool = False
     sparse_idf: bool = False
+    # (slope, intercept) mapping this model's question–passage cosine onto the scale of USE's, the
+    # scale the reranker's ``dense`` feature was calibrated on (see ``dense_feature``)
+    dense_feature_map: tuple[float, float] = (1.0, 0.0)
 
     def __init__(self, threads: int = 1) -> None:
         self._limit = ThreadLimit(threads)
@@ -145,11 +163,11 @@ class BaseEmbedder:
     def embed_query_dense(self, texts: list[str]) -> FloatArray:
         return self._run_dense(texts, query=True)
 
-    def embed_sparse(self, texts: list[str]) -> list[SparseVector]:
-        return self._run_sparse(texts, query=False)
+    def embed_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]:
+        return self._run_sparse(texts, query=False, languages=languages)
 
-    def embed_query_sparse(self, texts: list[str]) -> list[SparseVector]:
-        return self._run_sparse(texts, query=True)
+    def embed_query_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]:
+        return self._run_sparse(texts, query=True, languages=languages)
 
     def _run_dense(self, texts: list[str], query: bool) -> FloatArray:
         if not self.has_dense:
@@ -162,12 +180,14 @@ class BaseEmbedder:
             raise EmbedderError(f"{self.name}: expected shape {(len(texts), self.dim)}, got {out.shape}")
         return l2_normalise(out)
 
-    def _run_sparse(self, texts: list[str], query: bool) -> list[SparseVector]:
+    def _run_sparse(self, texts: list[str], query: bool, languages: Languages = None) -> list[SparseVector]:
         if not self.has_sparse:
             raise EmbedderError(f"embedder {self.name!r} produces no sparse vectors")
         if not texts:
             return []
         with self._limit():
+            if getattr(self, "language_aware", False):
+                return self._sparse(list(texts), query, languages)  # type: ignore[call-arg]
             return self._sparse(list(texts), query)
 
     def _dense(self, texts: list[str], query: bool) -> FloatArray:
@@ -192,6 +212,7 @@ class HybridEmbedder:
         self.has_dense = True
         self.has_sparse = True
         self.sparse_idf = sparse.sparse_idf
+        self.dense_feature_map = getattr(dense, "dense_feature_map", (1.0, 0.0))
 
     def embed_dense(self, texts: list[str]) -> FloatArray:
         return self.dense.embed_dense(texts)
@@ -199,8 +220,8 @@ class HybridEmbedder:
     def embed_query_dense(self, texts: list[str]) -> FloatArray:
         return self.dense.embed_query_dense(texts)
 
-    def embed_sparse(self, texts: list[str]) -> list[SparseVector]:
-        return self.sparse.embed_sparse(texts)
+    def embed_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]:
+        return self.sparse.embed_sparse(texts, languages)
 
-    def embed_query_sparse(self, texts: list[str]) -> list[SparseVector]:
-        return self.sparse.embed_query_sparse(texts)
+    def embed_query_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]:
+        return self.sparse.embed_query_sparse(texts, languages)

