@@ -22,7 +22,7 @@ from medgraph.extract.normalise import normalise
 from medgraph.index.writer import IndexedChunk
 from medgraph.ingest.chunking import Chunker
 from medgraph.ingest.loaders import PDF_SUFFIXES, Shard, file_doc_id, load_shard
-from medgraph.schemas import Chunk, Document, Failure, mentions_from_json, mentions_to_json
+from medgraph.schemas import Chunk, Document, Failure, indexed_text, mentions_from_json, mentions_to_json
 
 log = logging.getLogger(__name__)
 
@@ -198,14 +198,15 @@ class Embed:
 
     def __call__(self, batch: Batch) -> Batch:
         rows = _chunk_rows(batch)
-        texts = [str(batch["text"][i]) for i in rows]
+        texts = [indexed_text(str(batch["title"][i]), str(batch["text"][i])) for i in rows]
+        languages = [str(batch["language"][i]) for i in rows]
         n = len(batch["kind"])
         dense = np.zeros((n, self.embedder.dim), dtype=np.float32)
         sparse = ["{}"] * n
         if texts and self.embedder.has_dense:
             dense[rows] = self.embedder.embed_dense(texts)
         if texts and self.embedder.has_sparse:
-            for i, vec in zip(rows, self.embedder.embed_sparse(texts), strict=True):
+            for i, vec in zip(rows, self.embedder.embed_sparse(texts, languages), strict=True):
                 sparse[i] = json.dumps({"indices": [int(x) for x in vec.indices], "values": [float(x) for x in vec.values]})
         batch["dense"], batch["sparse_json"] = dense, sparse
         return batch

@@ -76,6 +76,21 @@ class Document:
         )
 
 
+def indexed_text(title: str, text: str) -> str:
+    """What a chunk is embedded with: its document's title on a line of its own, then its text.
+
+    A chunk's sentences often leave the topic to the title ("The drug reduced ..."); embedding
+    the title with every chunk of the document lets both retrieval paths match it (on the dev
+    claims the lexical path's nDCG@10 rose from 0.686 to 0.706; README "Retrieval"). The stored
+    chunk text, its NER and its citations are unchanged. A title the text already starts with
+    is not repeated.
+    """
+    title = title.strip()
+    if not title or text.lstrip().startswith(title):
+        return text
+    return f"{title}\n{text}"
+
+
 @dataclass
 class Chunk:
     """A child chunk (≤ ~300 tokens) with its parent section text kept for recall."""
@@ -94,6 +109,11 @@ class Chunk:
     doc_hash: str = ""
     doc_chunk_count: int = 0
     source_id: str = ""  # of the document (e.g. "PMID:123"); filled when read back from a store
+
+    @property
+    def indexed_text(self) -> str:
+        """The text the chunk is embedded with (dense and sparse): see ``indexed_text``."""
+        return indexed_text(self.title, self.text)
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)

@@ -1,23 +1,33 @@
 """Retrieval benchmark: every retrieval path, the fused list and the reranked list vs a BM25 baseline.
 
-    python -m medgraph.eval retrieval --corpus CORPUS.jsonl --queries QUERIES.jsonl \
+    python -m medgraph.eval retrieval --corpus CORPUS.jsonl [MORE.jsonl ...] --queries QUERIES.jsonl \
         [--config configs/local.yaml] [--set a.b=c ...] [--limit-queries N] [--json]
+    python -m medgraph.eval retrieval --corpus ... --dev DEV.jsonl [--dev-range 1-500] \
+        --test TEST.jsonl [--test-range 501-1000] [--tune ndcg@10] [--json]
 
-Input: a corpus JSONL (``{doc_id, title, text | sections, language}``, read by the project's loader)
-and a queries JSONL (``{query_id, text, language, relevant_doc_ids, graded?: {doc_id: grade}}``).
-The corpus is indexed in-process with the project's stages (chunk, normalise, NER + linking, embed,
-``CorpusWriter`` into embedded stores). The index is cached under
-``$MEDGRAPH_HOME/eval-cache/<key>`` (key: corpus file hash + the config sections that shape the
-index), so a re-run with other retrieval settings only queries.
+Input: corpus JSONL files (``{doc_id, title, text | sections, language}``, read by the project's
+loader; several files are one corpus, in order) and query JSONL files (``{query_id, text, language,
+relevant_doc_ids, graded?: {doc_id: grade}}``). The corpus is indexed in-process with the
+project's stages (chunk, normalise, NER + linking, embed, ``CorpusWriter`` into embedded stores).
+The index is cached under ``$MEDGRAPH_HOME/eval-cache/<key>`` (key: corpus file hashes + the
+config sections that shape the index), so a re-run with other retrieval settings only queries.
 
-Output (``--json``): ``n_queries``, ``n_docs``, ``n_chunks``, ``embedding``, ``bm25_stemmer``,
-``index`` (cache path, build seconds) and ``methods``: ``bm25`` (bm25s over title + text),
-``dense``, ``sparse``, ``feedback`` (sparse with pseudo-relevance feedback), ``vector`` (dense +
-sparse fused in the store), ``ppr``, ``translate`` (sparse searches of the question's ontology
-translations into the other corpus languages, fused), ``fused`` (RRF of ``retrieval.paths``) and
-``reranked`` (``FeatureReranker`` over the fused list), each with ``recall@1/5/10``, ``mrr``,
-``ndcg@10`` and ``latency_p50_ms``; ``by_language``: per question language, the query count and
-each method's metrics.
+Dev / test protocol: ``--dev`` and ``--test`` name the two query sets (``--dev-range`` /
+``--test-range``: 1-based inclusive line ranges of a file, e.g. PubMedQA questions 1-500 as dev and
+501-1000 as test). With ``--tune METRIC`` the fusion weights and ``rrf_k`` are chosen on dev alone
+(``medgraph.eval.tuning``: coordinate ascent over the paths' stored lists), and the test split is
+then run once with the chosen settings; the JSON has ``dev`` (base settings), ``tuning`` (chosen
+settings, dev score before / after) and ``test``. Without ``--tune`` both splits are run with the
+configured settings.
+
+Output (``--json``; for one query set, or per split): ``n_queries``, ``n_docs``, ``n_chunks``,
+``embedding``, ``bm25_stemmer``, ``index`` (cache path, build seconds) and ``methods``: ``bm25``
+(bm25s over title + text), ``dense``, ``sparse``, ``feedback`` (sparse with pseudo-relevance
+feedback), ``vector`` (dense + sparse fused in the store), ``ppr``, ``translate`` (sparse searches
+of the question's ontology translations into the other corpus languages, fused), ``fused`` (RRF of
+``retrieval.paths``) and ``reranked`` (the configured reranker over the fused list), each with
+``recall@1/5/10``, ``mrr``, ``ndcg@10`` and ``latency_p50_ms``; ``by_language``: per question
+language, the query count and each method's metrics.
 
 Rules: chunk hits map to documents (a document's rank is its best chunk's rank; duplicates
 dropped). Each path returns ``retrieval.candidates`` chunks. nDCG uses the ``graded`` grades as
@@ -45,11 +55,12 @@ from typing import Any
 import numpy as np
 
 from medgraph.config import MedGraphConfig, load_config
+from medgraph.eval.tuning import QueryRun
 from medgraph.retrieve.types import Candidate
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: chunks embedded with their title, Snowball-stemmed lexical terms
 KS = (1, 5, 10)
 PATHS = ("dense", "sparse", "feedback", "vector", "ppr", "translate")
 METHODS = ("bm25", *PATHS, "fused", "reranked")
@@ -118,9 +129,29 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
-def read_queries(path: Path, limit: int | None = None) -> list[EvalQuery]:
+def parse_range(text: str | None) -> tuple[int, int] | None:
+    """``"501-1000"`` → (501, 1000): a 1-based inclusive range of query lines."""
+    if not text:
+        return None
+    try:
+        first, last = (int(x) for x in text.split("-", 1))
+    except ValueError:
+        raise ValueError(f"a query range is FIRST-LAST (1-based, inclusive), e.g. 1-500; got {text!r}") from None
+    if not 1 <= first <= last:
+        raise ValueError(f"a query range needs 1 <= FIRST <= LAST; got {text!r}")
+    return first, last
+
+
+def read_queries(path: Path, limit: int | None = None, lines: tuple[int, int] | None = None) -> list[EvalQuery]:
+    """The queries of ``path`` (only lines ``lines[0]..lines[1]``, 1-based, when given; then
+    the first ``limit``)."""
     out = []
-    for rec in read_jsonl(path):
+    records = list(read_jsonl(path))
+    if lines is not None:
+        if lines[1] > len(records):
+            raise ValueError(f"{path} has {len(records)} queries; range {lines[0]}-{lines[1]} is past its end")
+        records = records[lines[0] - 1:lines[1]]
+    for rec in records:
         relevant = frozenset(str(d) for d in rec.get("relevant_doc_ids") or [])
         graded = {str(d): float(g) for d, g in (rec.get("graded") or {}).items()}
         grades = graded or {d: 1.0 for d in relevant}
@@ -129,10 +160,10 @@ def read_queries(path: Path, limit: int | None = None) -> list[EvalQuery]:
     return out[:limit] if limit else out
 
 
-def corpus_texts(path: Path) -> dict[str, str]:
+def corpus_texts(paths: Sequence[Path]) -> dict[str, str]:
     """doc_id → title + text (or the section texts) of each corpus record, for the baseline."""
     out = {}
-    for rec in read_jsonl(path):
+    for rec in (r for path in paths for r in read_jsonl(path)):
         body = rec.get("text") or " ".join(str(s.get("text", "")) for s in rec.get("sections") or [])
         out[str(rec["doc_id"])] = f"{rec.get('title') or ''} {body}".strip()
     return out
@@ -159,11 +190,11 @@ class EvalIndex:
         self.vectors.close()
 
 
-def cache_key(corpus: Path, cfg: MedGraphConfig) -> str:
-    """Corpus file hash + the config sections that change what is indexed."""
+def cache_key(corpus: Sequence[Path], cfg: MedGraphConfig) -> str:
+    """Corpus file hashes + the config sections that change what is indexed."""
     from medgraph.ontology.build import config_fingerprint
 
-    digest = hashlib.sha256(corpus.read_bytes()).hexdigest()
+    digest = hashlib.sha256(b"".join(hashlib.sha256(p.read_bytes()).digest() for p in corpus)).hexdigest()
     shaping = {
         "format": FORMAT_VERSION, "corpus": digest, "vocabulary": config_fingerprint(cfg.vocabulary),
         "chunking": cfg.chunking.model_dump(), "normalise": cfg.normalise.model_dump(),
@@ -181,12 +212,14 @@ def _stores(path: Path) -> tuple[Any, Any]:
     return graph, make_vector_store(QdrantLocalConfig(path=str(path / "qdrant"), collection="chunks"))
 
 
-def open_index(corpus: Path, cfg: MedGraphConfig, home: Path | None = None) -> EvalIndex:
-    """The cached index of ``corpus`` under ``cfg``, built first when missing."""
+def open_index(corpus: Path | Sequence[Path], cfg: MedGraphConfig, home: Path | None = None) -> EvalIndex:
+    """The cached index of ``corpus`` (one file, or several read as one corpus) under ``cfg``,
+    built first when missing."""
     from medgraph.embed import make_embedder
     from medgraph.link import EntityExtractor
     from medgraph.ontology.build import load_or_build
 
+    corpus = [corpus] if isinstance(corpus, Path) else list(corpus)
     home = home or Path(os.environ.get("MEDGRAPH_HOME", ".medgraph"))
     path = home / "eval-cache" / cache_key(corpus, cfg)
     vocab = load_or_build(cfg.vocabulary)
@@ -207,7 +240,7 @@ def open_index(corpus: Path, cfg: MedGraphConfig, home: Path | None = None) -> E
     return EvalIndex(path, graph, vectors, embedder, vocab, extractor, chunk_doc, manifest)
 
 
-def build_index(corpus: Path, cfg: MedGraphConfig, dest: Path, models: tuple[Any, Any, Any]) -> None:
+def build_index(corpus: Path | Sequence[Path], cfg: MedGraphConfig, dest: Path, models: tuple[Any, Any, Any]) -> None:
     """Load → chunk → normalise → NER + linking → embed → write, in batches of documents.
 
     ``models``: (vocabulary, ``EntityExtractor``, embedder).
@@ -218,8 +251,9 @@ def build_index(corpus: Path, cfg: MedGraphConfig, dest: Path, models: tuple[Any
     from medgraph.schemas import Document
 
     vocab, extractor, embedder = models
+    corpus = [corpus] if isinstance(corpus, Path) else list(corpus)
     started = time.monotonic()
-    items = list(load_shard(plan_shards([corpus], records_per_shard=1 << 30)[0]))
+    items = [item for shard in plan_shards(list(corpus), records_per_shard=1 << 30) for item in load_shard(shard)]
     docs = [d for d in items if isinstance(d, Document)]
     for failure in (f for f in items if not isinstance(f, Document)):
         log.warning("corpus record skipped: %s", failure)
@@ -238,7 +272,7 @@ def build_index(corpus: Path, cfg: MedGraphConfig, dest: Path, models: tuple[Any
     finally:
         graph.close()
         vectors.close()
-    manifest = {"corpus": str(corpus), "n_docs": len(docs), "n_chunks": len(chunk_doc),
+    manifest = {"corpus": [str(p) for p in corpus], "n_docs": len(docs), "n_chunks": len(chunk_doc),
                 "embedding": embedder.name, "build_s": round(time.monotonic() - started, 1)}
     (dest / "chunk_docs.json").write_text(json.dumps(chunk_doc))
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=2))
@@ -256,9 +290,9 @@ def _index_batch(docs: list[Any], normalise_text: bool, stages: tuple[Any, Any, 
     for chunk, _ in pairs:
         if normalise_text:
             chunk.text = normalise(chunk.text).text
-    texts = [c.text for c, _ in pairs]
+    texts = [c.indexed_text for c, _ in pairs]
     dense = embedder.embed_dense(texts) if embedder.has_dense else [None] * len(texts)
-    sparse = embedder.embed_sparse(texts) if embedder.has_sparse else [None] * len(texts)
+    sparse = embedder.embed_sparse(texts, [c.language for c, _ in pairs]) if embedder.has_sparse else [None] * len(texts)
     items = [
         IndexedChunk(c, extractor.extract(c.text, c.language), dv, sv, d.source_id, d.source_path)
         for (c, d), dv, sv in zip(pairs, dense, sparse, strict=True)
@@ -312,8 +346,9 @@ def _ids(cands: list[Candidate]) -> list[str]:
 
 
 def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Baseline,
-              q: EvalQuery) -> dict[str, tuple[list[str], float]]:
-    """method → (ranked doc IDs, latency ms) for one query.
+              q: EvalQuery) -> tuple[dict[str, tuple[list[str], float]], dict[str, list[str]], int]:
+    """(method → (ranked doc IDs, latency ms), fused path → its ranked chunk IDs, number of the
+    question's linked entities) for one query.
 
     A path the fused retrieval ran is read from its own per-path list (the same search, not
     repeated); the others are searched on their own.
@@ -325,7 +360,7 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
     bm25_docs, t_bm25 = _timed(lambda: bm25.search(q.text))
     analysis, t_an = _timed(lambda: analyzer.analyze(q.text, q.language))
     dense, t_qd = _timed(lambda: emb.embed_query_dense([q.text])[0] if emb.has_dense else None)
-    sparse, t_qs = _timed(lambda: emb.embed_query_sparse([q.text])[0] if emb.has_sparse else None)
+    sparse, t_qs = _timed(lambda: emb.embed_query_sparse([q.text], [q.language])[0] if emb.has_sparse else None)
     qv = QueryVectors(dense, sparse)
     out: dict[str, tuple[list[str], float]] = {"bm25": (bm25_docs, t_bm25)}
     result, t_fused = _timed(lambda: retriever.retrieve(analysis))
@@ -340,46 +375,97 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
     out["fused"] = (doc_ranking(_ids(result.candidates), index.chunk_doc), t_an + t_fused)
     reranked, t_rr = _timed(lambda: reranker.rerank(q.text, list(result.candidates)))
     out["reranked"] = (doc_ranking(_ids(reranked), index.chunk_doc), t_an + t_fused + t_rr)
-    return out
+    return out, {path: _ids(hits) for path, hits in result.per_path.items()}, len(analysis.entity_ids)
 
 
 def query_parts(index: EvalIndex, cfg: MedGraphConfig) -> tuple[Any, Any, Any]:
-    """(QueryAnalyzer, Retriever, FeatureReranker) over the index, as the service builds them."""
+    """(QueryAnalyzer, Retriever, reranker) over the index, as the service builds them."""
     from medgraph.retrieve.query import QueryAnalyzer
-    from medgraph.retrieve.rerank import FeatureReranker
+    from medgraph.retrieve.rerank import make_reranker
     from medgraph.retrieve.retriever import Retriever
 
     analyzer = QueryAnalyzer(index.extractor, 0, cfg.retrieval.languages, cfg.retrieval.names_per_entity)
     retriever = Retriever(cfg.retrieval, index.graph, index.vectors, index.embedder)
-    return analyzer, retriever, FeatureReranker(cfg.rerank.weights or None)
+    return analyzer, retriever, make_reranker(cfg.rerank)
 
 
-def evaluate(corpus: Path, queries_path: Path, cfg: MedGraphConfig, limit: int | None = None) -> dict[str, Any]:
-    queries = read_queries(queries_path, limit)
-    bm25, bm25_s = _timed(lambda: Bm25Baseline(corpus_texts(corpus)))
-    index = open_index(corpus, cfg)
-    try:
-        parts = query_parts(index, cfg)
-        scores: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
-        latency: dict[str, list[float]] = {m: [] for m in METHODS}
-        for i, q in enumerate(queries, 1):
-            for method, (ranked, ms) in run_query(index, cfg, parts, bm25, q).items():
-                scores[method].append({**score_ranking(ranked, set(q.relevant), q.grades), "language": q.language})
-                latency[method].append(ms)
-            if i % 100 == 0 or i == len(queries):
-                log.info("queried %d/%d", i, len(queries))
-    finally:
-        index.close()
+def run_split(index: EvalIndex, cfg: MedGraphConfig, bm25: Bm25Baseline,
+              queries: list[EvalQuery]) -> tuple[dict[str, Any], list[QueryRun]]:
+    """Every method's summary over ``queries`` and each query's per-path chunk lists (for tuning)."""
+    parts = query_parts(index, cfg)
+    scores: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
+    latency: dict[str, list[float]] = {m: [] for m in METHODS}
+    runs: list[QueryRun] = []
+    for i, q in enumerate(queries, 1):
+        ranked_by_method, per_path, n_entities = run_query(index, cfg, parts, bm25, q)
+        for method, (ranked, ms) in ranked_by_method.items():
+            scores[method].append({**score_ranking(ranked, set(q.relevant), q.grades), "language": q.language})
+            latency[method].append(ms)
+        runs.append(QueryRun(q.query_id, q.language, per_path, q.relevant, q.grades, n_entities))
+        if i % 100 == 0 or i == len(queries):
+            log.info("queried %d/%d", i, len(queries))
     r = cfg.retrieval
-    return {
+    result = {
         "n_queries": len(queries), "n_docs": index.manifest["n_docs"], "n_chunks": index.manifest["n_chunks"],
         "embedding": index.manifest["embedding"], "bm25_stemmer": bm25.stemmer,
         "retrieval": {"paths": r.paths, "weights": r.weights, "rrf_k": r.rrf_k, "candidates": r.candidates,
+                      "ppr_min_entities": r.ppr_min_entities,
                       "feedback": r.feedback.model_dump(), "language_weights": r.language_weights},
-        "index": {"path": str(index.path), "build_s": index.manifest["build_s"], "bm25_build_s": round(bm25_s / 1000, 2)},
+        "rerank": cfg.rerank.model_dump(include={"kind", "order"}),
+        "index": {"path": str(index.path), "build_s": index.manifest["build_s"]},
         "methods": {m: summarise(_metrics(scores[m]), latency[m]) for m in METHODS},
         "by_language": by_language(queries, scores),
     }
+    return result, runs
+
+
+def evaluate(corpus: Path | Sequence[Path], queries_path: Path, cfg: MedGraphConfig,
+             limit: int | None = None) -> dict[str, Any]:
+    """One query set over ``corpus`` with the configured settings."""
+    corpus = [corpus] if isinstance(corpus, Path) else list(corpus)
+    queries = read_queries(queries_path, limit)
+    bm25, bm25_ms = _timed(lambda: Bm25Baseline(corpus_texts(corpus)))
+    index = open_index(corpus, cfg)
+    try:
+        result, _ = run_split(index, cfg, bm25, queries)
+    finally:
+        index.close()
+    result["index"]["bm25_build_s"] = round(bm25_ms / 1000, 2)
+    return result
+
+
+def evaluate_dev_test(corpus: Sequence[Path], dev: list[EvalQuery], test: list[EvalQuery],
+                      cfg: MedGraphConfig, tune_metric: str | None = None,
+                      runs_out: Path | None = None) -> dict[str, Any]:
+    """Dev with the configured settings; with ``tune_metric``, fusion settings chosen on dev
+    alone (``tune_fusion``) and the test split run once with them; else test as configured.
+    ``runs_out``: the dev runs saved for ``python -m medgraph.eval tune`` (several corpora)."""
+    from medgraph.eval.tuning import TuningSet, save_runs, tune_fusion
+
+    overlap = {q.query_id for q in dev} & {q.query_id for q in test}
+    if overlap:
+        raise ValueError(f"dev and test share {len(overlap)} query IDs (e.g. {sorted(overlap)[0]!r}): "
+                         "choose disjoint files or ranges")
+    bm25 = Bm25Baseline(corpus_texts(corpus))
+    index = open_index(corpus, cfg)
+    try:
+        dev_result, runs = run_split(index, cfg, bm25, dev)
+        if runs_out is not None:
+            save_runs(runs_out, runs, index.chunk_doc, {"corpus": [str(p) for p in corpus], "n_queries": len(dev)})
+        out: dict[str, Any] = {"dev": dev_result}
+        test_cfg = cfg
+        if tune_metric:
+            r = cfg.retrieval
+            dev_set = TuningSet("dev", runs, index.chunk_doc, tune_metric)
+            tuned = tune_fusion([dev_set], r.weights, r.rrf_k, r.language_weights, r.candidates,
+                                ppr_min_entities=r.ppr_min_entities)
+            out["tuning"] = tuned.as_dict()
+            test_cfg = cfg.model_copy(update={"retrieval": r.model_copy(update={
+                "weights": tuned.weights, "rrf_k": tuned.rrf_k, "ppr_min_entities": tuned.ppr_min_entities})})
+        out["test"], _ = run_split(index, test_cfg, bm25, test)
+    finally:
+        index.close()
+    return out
 
 
 def _metrics(scores: list[dict[str, Any]]) -> list[dict[str, float]]:
@@ -397,7 +483,9 @@ def by_language(queries: list[EvalQuery], scores: dict[str, list[dict[str, Any]]
     return out
 
 
-def print_table(result: dict[str, Any]) -> None:
+def print_table(result: dict[str, Any], heading: str = "") -> None:
+    if heading:
+        print(f"\n== {heading} ==")
     print(f"{result['n_queries']} queries over {result['n_docs']} documents ({result['n_chunks']} chunks), "
           f"embedding {result['embedding']}, bm25 stemmer: {result['bm25_stemmer']}")
     cols = [f"recall@{k}" for k in KS] + ["mrr", "ndcg@10", "latency_p50_ms"]
@@ -413,21 +501,50 @@ def print_table(result: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m medgraph.eval retrieval", description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", required=True, type=Path)
-    ap.add_argument("--queries", required=True, type=Path)
+    ap.add_argument("--corpus", required=True, type=Path, nargs="+", help="corpus JSONL file(s), one corpus")
+    ap.add_argument("--queries", type=Path, help="one query set, run with the configured settings")
+    ap.add_argument("--dev", type=Path, help="dev queries: settings are chosen on these")
+    ap.add_argument("--dev-range", help="FIRST-LAST: only these lines of --dev (1-based, inclusive)")
+    ap.add_argument("--test", type=Path, help="test queries: reported, never tuned on")
+    ap.add_argument("--test-range", help="FIRST-LAST: only these lines of --test")
+    ap.add_argument("--tune", metavar="METRIC", choices=["ndcg@10", "mrr", *(f"recall@{k}" for k in KS)],
+                    help="choose fusion weights and rrf_k on dev by this metric, then run test with them")
+    ap.add_argument("--runs-out", type=Path, help="save the dev runs (per-path lists) for `medgraph.eval tune`")
     ap.add_argument("--config", default="configs/local.yaml")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
     ap.add_argument("--limit-queries", type=int, default=None)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if bool(args.queries) == bool(args.dev or args.test):
+        ap.error("give either --queries, or --dev and --test")
+    if (args.dev is None) != (args.test is None):
+        ap.error("--dev and --test go together")
+    if args.tune and not args.dev:
+        ap.error("--tune needs --dev and --test")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     cfg = load_config(args.config, args.overrides)
-    result = evaluate(args.corpus, args.queries, cfg, args.limit_queries)
+    try:
+        if args.queries:
+            result = evaluate(args.corpus, args.queries, cfg, args.limit_queries)
+        else:
+            dev = read_queries(args.dev, args.limit_queries, parse_range(args.dev_range))
+            test = read_queries(args.test, args.limit_queries, parse_range(args.test_range))
+            result = evaluate_dev_test(args.corpus, dev, test, cfg, args.tune, args.runs_out)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(result, indent=2))
-    else:
+    elif args.queries:
         print_table(result)
+    else:
+        print_table(result["dev"], "dev (configured settings)")
+        if "tuning" in result:
+            t = result["tuning"]
+            print(f"\ntuned on dev ({t['metric']}): {t['dev_before']:.4f} -> {t['dev_after']:.4f}; "
+                  f"weights {t['weights']}, rrf_k {t['rrf_k']}")
+        print_table(result["test"], "test" + (" (settings chosen on dev)" if "tuning" in result else ""))
     return 0
 
 

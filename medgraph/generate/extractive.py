@@ -56,7 +56,8 @@ class ExtractiveComposer:
 
     def _select(self, analysis: QueryAnalysis, usable: list[Candidate]) -> list[_Scored]:
         # the question's terms and those of its translations: evidence may be in another language
-        terms = set(tokenize(" ".join([analysis.text, *(text for _, text in analysis.translations)])))
+        terms = {t for lang, text in [(analysis.language, analysis.text), *analysis.translations]
+                 for t in tokenize(text, language=lang)}
         names = {m.surface.lower() for m in analysis.mentions if m.mesh_id}
         scored: list[_Scored] = []
         for rank, cand in enumerate(usable):
@@ -64,7 +65,7 @@ class ExtractiveComposer:
             for pos, sentence in enumerate(split_sentences(cand.chunk.text)):
                 if count_tokens(sentence) < MIN_SENTENCE_TOKENS:
                     continue
-                overlap = len(terms & set(tokenize(sentence))) / len(terms) if terms else 0.0
+                overlap = len(terms & set(tokenize(sentence, language=cand.chunk.language))) / len(terms) if terms else 0.0
                 entity = any(n in sentence.lower() for n in names)
                 if overlap == 0.0 and not entity:
                     continue

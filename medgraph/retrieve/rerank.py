@@ -10,6 +10,10 @@ entities mentioned in the chunk), ``ppr`` (PPR score / best PPR score among the 
 ``rrf`` (fused score / best fused score). ``relevance = sigmoid(bias + Σ w·f)``; the weights
 can be overridden in ``rerank.weights`` (``benchmarks/fit_reranker.py`` fits them on PubMedQA). Model tier (``PassageReranker``): a cross-encoder scoring
 (question, parent text) pairs, whose sigmoid output is the relevance.
+
+Ranking and refusal are separate jobs: ``rerank.order`` (``relevance`` | ``fused``) says whether
+the list is re-sorted by relevance or keeps the fused order with the relevance attached for the
+refusal decision (``answer.min_relevance``).
 """
 
 from __future__ import annotations
@@ -44,14 +48,24 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(min(x, 40.0), -40.0)))
 
 
+def _order(candidates: list[Candidate], order: str) -> list[Candidate]:
+    """Best first: by relevance (ties by fused score), or in the fused order (``order="fused"``)."""
+    if order == "fused":
+        return sorted(candidates, key=lambda c: (-c.score, c.chunk_id))
+    return sorted(candidates, key=lambda c: (-c.relevance, -c.score, c.chunk_id))
+
+
 class FeatureReranker:
     name = "features"
 
-    def __init__(self, weights: Mapping[str, float] | None = None) -> None:
+    def __init__(self, weights: Mapping[str, float] | None = None, order: str = "relevance") -> None:
         unknown = set(weights or {}) - {"bias", *FEATURES}
         if unknown:
             raise ValueError(f"unknown reranker weights {sorted(unknown)}; known: bias, {', '.join(FEATURES)}")
+        if order not in ("relevance", "fused"):
+            raise ValueError(f"rerank order must be 'relevance' or 'fused', not {order!r}")
         self.weights = {**DEFAULT_WEIGHTS, **(weights or {})}
+        self.order = order
 
     def relevance(self, features: Mapping[str, float]) -> float:
         z = self.weights["bias"] + sum(self.weights[f] * features.get(f, 0.0) for f in FEATURES)
@@ -60,28 +74,29 @@ class FeatureReranker:
     def rerank(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
         for cand in candidates:
             cand.relevance = self.relevance(cand.features)
-        return sorted(candidates, key=lambda c: (-c.relevance, -c.score, c.chunk_id))
+        return _order(candidates, self.order)
 
 
 class PassageReranker:
     """Model tier: a cross-encoder over (question, parent section text)."""
 
-    def __init__(self, model: Reranker) -> None:
+    def __init__(self, model: Reranker, order: str = "relevance") -> None:
         self.model = model
         self.name = model.name
+        self.order = order
 
     def rerank(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
         passages = [(c.chunk.parent_text or c.chunk.text) if c.chunk else "" for c in candidates]
         for cand, score in zip(candidates, self.model.score(question, passages), strict=True):
             cand.relevance = float(score)
-        return sorted(candidates, key=lambda c: (-c.relevance, -c.score, c.chunk_id))
+        return _order(candidates, self.order)
 
 
 def make_reranker(cfg: RerankConfig) -> CandidateReranker:
     if cfg.kind == "features":
-        return FeatureReranker(cfg.weights)
+        return FeatureReranker(cfg.weights, cfg.order)
     if not cfg.model_path:
         raise ValueError("rerank.kind=cross_encoder needs rerank.model_path (a local model directory)")
     from medgraph.retrieve.cross_encoder import CrossEncoderReranker
 
-    return PassageReranker(CrossEncoderReranker(cfg.model_path, device=cfg.device, batch_size=cfg.batch_size))
+    return PassageReranker(CrossEncoderReranker(cfg.model_path, device=cfg.device, batch_size=cfg.batch_size), cfg.order)

@@ -5,7 +5,7 @@ Input: a ``QueryAnalysis``. Output: ``RetrievalResult`` — fused candidates (ch
 
 Paths:
 - ``ppr``: Personalized PageRank over the entity–chunk graph seeded from the question's MeSH
-  entities, run by the graph store (``GraphStore.ppr``: ``medgraph.retrieve.ppr`` in process for
+  entities (only when the question links ``ppr_min_entities`` of its own), run by the graph store (``GraphStore.ppr``: ``medgraph.retrieve.ppr`` in process for
   the embedded store, GDS for Neo4j); each hit carries the entity path that reached it.
 - ``dense`` / ``sparse``: one vector search each, fused here with their own RRF weights.
 - ``feedback``: the sparse search again with pseudo-relevance feedback (RM3-style): the mean of
@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from medgraph.config.models import RetrievalConfig
-from medgraph.embed.base import Embedder, SparseVector
+from medgraph.embed.base import Embedder, SparseVector, dense_feature
 from medgraph.embed.lexical import tokenize
 from medgraph.retrieve.fusion import language_weights, rrf
 from medgraph.retrieve.types import Candidate, QueryAnalysis
@@ -91,7 +91,7 @@ class Retriever:
         self.graph.ppr({"warm-up": 1.0}, damping=self.cfg.damping, top_k=1)
 
     def _ppr_path(self, analysis: QueryAnalysis, limit: int) -> list[Candidate]:
-        if not analysis.seeds:
+        if not analysis.seeds or len(analysis.entity_ids) < self.cfg.ppr_min_entities:
             return []
         hits = self.graph.ppr(analysis.seeds, damping=self.cfg.damping, top_k=limit)
         return [Candidate(h.chunk_id, h.score, {"ppr": h.score}, entity_path=list(h.entity_path)) for h in hits]
@@ -100,7 +100,7 @@ class Retriever:
         e = self.embedder
         return QueryVectors(
             e.embed_query_dense([analysis.text])[0] if e.has_dense else None,
-            e.embed_query_sparse([analysis.text])[0] if e.has_sparse else None,
+            e.embed_query_sparse([analysis.text], [analysis.language])[0] if e.has_sparse else None,
         )
 
     def search_path(
@@ -184,7 +184,7 @@ class Retriever:
         weights = language_weights(self.cfg.weights, self.cfg.language_weights, analysis.language)
         fused = rrf(per_path, self.cfg.rrf_k, weights)[:limit]
         start = time.perf_counter()
-        self._load_and_featurise(analysis, fused, qv, list(translations.values()))
+        self._load_and_featurise(analysis, fused, qv, list(translations.items()))
         timings["features"] = round((time.perf_counter() - start) * 1000, 2)
         used = [p for p, hits in per_path.items() if hits]
         return RetrievalResult(analysis, fused, per_path, used, timings, translations)
@@ -192,8 +192,7 @@ class Retriever:
     def featurise(self, analysis: QueryAnalysis, cands: list[Candidate]) -> None:
         """Load the chunks and reranker features of candidates found outside ``retrieve`` (the
         agent's relational channel); ``ppr`` and ``rrf`` features are relative to this list."""
-        translations = [text for _, text in analysis.translations]
-        self._load_and_featurise(analysis, cands, self.query_vectors(analysis), translations)
+        self._load_and_featurise(analysis, cands, self.query_vectors(analysis), list(analysis.translations))
 
     def translations(self, analysis: QueryAnalysis) -> dict[str, str]:
         """The analysis' translations into the corpus languages of ``retrieval.languages``."""
@@ -204,7 +203,7 @@ class Retriever:
         if not self.embedder.has_sparse or not translations:
             return {}
         languages = list(translations)
-        vectors = self.embedder.embed_query_sparse([translations[lang] for lang in languages])
+        vectors = self.embedder.embed_query_sparse([translations[lang] for lang in languages], languages)
         out = {}
         for language, vector in zip(languages, vectors, strict=True):
             path = f"translate:{language}"
@@ -213,15 +212,19 @@ class Retriever:
         return out
 
     def _load_and_featurise(
-        self, analysis: QueryAnalysis, cands: list[Candidate], qv: QueryVectors, translations: list[str] | None = None
+        self, analysis: QueryAnalysis, cands: list[Candidate], qv: QueryVectors,
+        translations: list[tuple[str, str]] | None = None,
     ) -> None:
+        """Load the chunks of ``cands`` and fill their reranker features; ``translations``:
+        (language, text) of the question's translations."""
         ids = [c.chunk_id for c in cands]
         chunks = {c.chunk_id: c for c in self.graph.get_chunks(ids)}
         mentions = self.graph.chunk_entities(ids)
         q_vec = qv.dense
         vectors = self.vectors.get_dense(ids) if q_vec is not None else {}
         # the question's terms, and those of its translations (a German question's evidence may be English)
-        term_sets = [set(tokenize(t)) for t in [analysis.text, *(translations or [])]]
+        questions = [(analysis.language, analysis.text), *(translations or [])]
+        term_sets = [set(tokenize(text, language=lang)) for lang, text in questions]
         seeds = set(analysis.entity_ids)  # the question's own entities, not its seed bias
         best_ppr = max((c.path_scores.get("ppr", 0.0) for c in cands), default=0.0) or 1.0
         best_rrf = max((c.score for c in cands), default=0.0) or 1.0
@@ -230,8 +233,9 @@ class Retriever:
             parent = cand.chunk.parent_text if cand.chunk else ""
             vec = vectors.get(cand.chunk_id)
             cand.features = {
-                "dense": float(np.dot(q_vec, vec)) if q_vec is not None and vec is not None else 0.0,
-                "lexical": _lexical_overlap(term_sets, set(tokenize(parent))),
+                "dense": dense_feature(self.embedder, float(np.dot(q_vec, vec)))
+                if q_vec is not None and vec is not None else 0.0,
+                "lexical": _lexical_overlap(term_sets, set(tokenize(parent, language=cand.chunk.language if cand.chunk else None))),
                 "entity": len(seeds & mentions.get(cand.chunk_id, set())) / len(seeds) if seeds else 0.0,
                 "ppr": cand.path_scores.get("ppr", 0.0) / best_ppr,
                 "rrf": cand.score / best_rrf,

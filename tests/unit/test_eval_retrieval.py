@@ -158,3 +158,106 @@ def test_cli_json_keys_and_cache(tiny_benchmark: tuple[Path, Path, list[str]],
     assert again["index"]["path"] == out["index"]["path"] and again["n_queries"] == 1
     assert again["index"]["build_s"] == out["index"]["build_s"]  # read back from the manifest
     assert [p.name for p in cache.parent.iterdir()] == [cache.name]
+
+
+# --- dev / test protocol ---------------------------------------------------------------------------
+
+
+def test_query_ranges_pick_lines_and_reject_bad_ones(tmp_path: Path) -> None:
+    from medgraph.eval.retrieval import parse_range
+
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps({"query_id": i, "text": f"q{i}", "relevant_doc_ids": ["d"]}) + "\n"
+                            for i in range(1, 11)), encoding="utf-8")
+    assert [q.query_id for q in read_queries(path, lines=parse_range("3-5"))] == ["3", "4", "5"]
+    assert parse_range(None) is None
+    for bad in ("5-3", "0-2", "x", "1"):
+        with pytest.raises(ValueError, match="range"):
+            parse_range(bad)
+    with pytest.raises(ValueError, match="past its end"):
+        read_queries(path, lines=(8, 12))
+
+
+def _run(qid: str, per_path: dict[str, list[str]], relevant: str, language: str = "en"):  # type: ignore[no-untyped-def]
+    from medgraph.eval.tuning import QueryRun
+
+    return QueryRun(qid, language, per_path, frozenset({relevant}), {relevant: 1.0})
+
+
+def test_tuning_moves_weight_to_the_path_that_finds_the_answer() -> None:
+    from medgraph.eval.tuning import TuningSet, fused_docs, mean_metric, tune_fusion
+
+    chunk_doc = {f"c{i}": f"d{i}" for i in range(10)}
+    # "good" ranks the relevant chunk first; "bad" ranks it last, and its first chunks are wrong
+    runs = [_run(f"q{i}", {"good": [f"c{i}", "c8", "c9"], "bad": ["c8", "c9", "c7", f"c{i}"]}, f"d{i}")
+            for i in range(5)]
+    base = {"good": 1.0, "bad": 2.0}
+    before = mean_metric(runs, base, 60, {}, chunk_doc, "recall@1", 40)
+    assert before == 0.0  # the bad path outweighs the good one
+    result = tune_fusion([TuningSet("dev", runs, chunk_doc, "recall@1")], base, 60, {}, limit=40)
+    assert result.dev_before == before and result.dev_after == 1.0
+    assert result.weights["good"] > result.weights["bad"]
+    assert result.trace and result.evaluations > 1
+    assert fused_docs(runs[0], result.weights, result.rrf_k, {}, chunk_doc, 40)[0] == "d0"
+    # a setting that cannot improve stays where it is (ties keep the current value)
+    same = tune_fusion([TuningSet("dev", runs, chunk_doc, "recall@1")], result.weights, result.rrf_k, {}, limit=40)
+    assert same.weights == result.weights and same.trace == []
+
+
+def test_tuning_applies_language_factors() -> None:
+    from medgraph.eval.tuning import fused_docs
+
+    chunk_doc = {"a": "A", "b": "B"}
+    run = _run("q", {"sparse": ["a"], "translate:en": ["b"]}, "B", language="de")
+    weights = {"sparse": 1.0, "translate": 1.0}
+    assert fused_docs(run, weights, 10, {}, chunk_doc, 40)[0] == "A"  # tie broken by chunk ID
+    assert fused_docs(run, weights, 10, {"de": {"sparse": 0.25}}, chunk_doc, 40)[0] == "B"
+
+
+def test_saved_runs_round_trip(tmp_path: Path) -> None:
+    from medgraph.eval.tuning import load_runs, save_runs
+
+    runs = [_run("q1", {"sparse": ["c1", "c2"]}, "d1")]
+    save_runs(tmp_path / "r.json", runs, {"c1": "d1", "c2": "d2", "c3": "d3"}, {"corpus": "x"})
+    back = load_runs(tmp_path / "r.json", "mrr")
+    assert back.runs == runs and back.metric == "mrr" and back.chunk_doc == {"c1": "d1", "c2": "d2"}
+
+
+def test_cli_dev_test_tunes_on_dev_only(tiny_benchmark: tuple[Path, Path, list[str]], tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    corpus, queries, sets = tiny_benchmark
+    runs = tmp_path / "dev.runs.json"
+    argv = ["retrieval", "--corpus", str(corpus), "--dev", str(queries), "--dev-range", "1-2",
+            "--test", str(queries), "--test-range", "3-3", "--tune", "mrr", "--runs-out", str(runs), "--json", *sets]
+    assert eval_main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["dev"]["n_queries"] == 2 and out["test"]["n_queries"] == 1
+    assert out["tuning"]["dev_after"] >= out["tuning"]["dev_before"]
+    assert out["test"]["retrieval"]["weights"] == out["tuning"]["weights"]
+    assert out["test"]["retrieval"]["rrf_k"] == out["tuning"]["rrf_k"]
+    assert {r["query_id"] for r in json.loads(runs.read_text())["runs"]} == {"q1", "q2"}  # dev only
+    # the saved dev runs tune a setting for several corpora at once
+    assert eval_main(["tune", "--runs", f"{runs}:mrr", f"{runs}:recall@1", *sets]) == 0
+    joint = json.loads(capsys.readouterr().out)
+    assert set(joint["sets"]) == {"dev.runs.json"} and joint["metric"] == "mrr+recall@1"
+    # overlapping splits and half a protocol are refused
+    overlap = ["retrieval", "--corpus", str(corpus), "--dev", str(queries), "--test", str(queries), *sets]
+    assert eval_main(overlap) == 2 and "share" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        eval_main(["retrieval", "--corpus", str(corpus), "--dev", str(queries), *sets])
+
+
+def test_tuning_keeps_ppr_for_questions_with_several_entities() -> None:
+    from dataclasses import replace
+
+    from medgraph.eval.tuning import TuningSet, tune_fusion
+
+    chunk_doc = {f"c{i}": f"d{i}" for i in range(20)}
+    # one-entity questions: ppr ranks a wrong chunk first; two-entity ones: only ppr finds the answer
+    one = [replace(_run(f"a{i}", {"sparse": [f"c{i}", "c19"], "ppr": ["c18"]}, f"d{i}"), n_entities=1)
+           for i in range(4)]
+    two = [replace(_run(f"b{i}", {"sparse": ["c17", "c16"], "ppr": [f"c{i}", "c15"]}, f"d{i}"), n_entities=2)
+           for i in range(4, 8)]
+    result = tune_fusion([TuningSet("dev", one + two, chunk_doc, "recall@1")], {"sparse": 1.0, "ppr": 1.5}, 60, {})
+    assert result.ppr_min_entities == 2 and result.dev_after == 1.0
+    assert result.weights["ppr"] > 0  # it earns its weight where it helps

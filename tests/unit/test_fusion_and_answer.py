@@ -58,6 +58,24 @@ def _cand(cid: str, text: str, relevance: float) -> Candidate:
     return Candidate(cid, 1.0, chunk=chunk, relevance=relevance)
 
 
+def test_reranker_order_fused_keeps_the_ranking_and_still_calibrates():
+    import pytest
+
+    from medgraph.config.models import RerankConfig
+    from medgraph.retrieve.rerank import make_reranker
+
+    # the fused list says a before b; the features (refusal calibration) prefer b
+    a = Candidate("a", score=0.5, features={"dense": 0.2, "lexical": 0.2, "rrf": 1.0})
+    b = Candidate("b", score=0.3, features={"dense": 0.9, "lexical": 0.9, "rrf": 0.6})
+    by_relevance = make_reranker(RerankConfig(order="relevance")).rerank("q", [a, b])
+    assert [c.chunk_id for c in by_relevance] == ["b", "a"]
+    fused = make_reranker(RerankConfig(order="fused")).rerank("q", [b, a])
+    assert [c.chunk_id for c in fused] == ["a", "b"]
+    assert fused[1].relevance > fused[0].relevance > 0  # relevance still set for the refusal decision
+    with pytest.raises(ValueError, match="order"):
+        FeatureReranker(order="random")
+
+
 def test_extractive_answer_cites_chunks_that_contain_each_sentence():
     evidence = [
         _cand("1", "Metformin reduced mortality in patients with heart failure and diabetes. Other text follows here.", 0.9),

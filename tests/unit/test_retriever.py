@@ -79,3 +79,26 @@ def test_unknown_path_is_an_error(index: tuple[EvalIndex, object]) -> None:
     idx, cfg = index
     with pytest.raises(ValueError, match="unknown retrieval path"):
         Retriever(cfg.retrieval, idx.graph, idx.vectors, idx.embedder).search_path("bogus", QueryAnalysis("x", "en"), 5)
+
+
+def test_ppr_path_needs_the_configured_number_of_question_entities() -> None:
+    from medgraph.config.models import RetrievalConfig
+    from medgraph.retrieve.retriever import Retriever
+    from medgraph.retrieve.types import QueryAnalysis
+    from medgraph.schemas import Mention
+
+    class Graph:
+        calls: list[dict[str, float]] = []
+
+        def ppr(self, seeds: dict[str, float], damping: float, top_k: int) -> list:  # type: ignore[type-arg]
+            self.calls.append(seeds)
+            return []
+
+    def analysis(*ids: str) -> QueryAnalysis:
+        return QueryAnalysis("q", "en", tuple(Mention(0, 1, i, mesh_id=i, score=1.0) for i in ids))
+
+    graph = Graph()
+    retriever = Retriever(RetrievalConfig(paths=("ppr",), ppr_min_entities=2), graph, None, None)  # type: ignore[arg-type]
+    assert retriever.search_path("ppr", analysis("D1"), 5) == [] and graph.calls == []
+    retriever.search_path("ppr", analysis("D1", "D2"), 5)
+    assert graph.calls == [{"D1": 1.0, "D2": 1.0}]
