@@ -275,8 +275,9 @@ class RerankConfig(_Model):
 
     ``order``: how the reranked list is ordered. ``relevance``: by the reranker's calibrated
     relevance; ``fused``: the fused order is kept and the relevance only decides refusal (what
-    evidence is usable). The feature reranker's weights are set for refusal, not ranking, so its
-    default is ``fused`` (chosen on the dev queries, README "Retrieval").
+    evidence is usable). The feature reranker's weights are set for refusal, not ranking, so the
+    shipped configs use ``fused`` with it (chosen on the dev queries, docs/retrieval.md); a
+    cross-encoder is a ranker, for which ``relevance`` is the natural order.
     """
 
     kind: Literal["features", "cross_encoder"] = "features"

@@ -24,7 +24,7 @@ batches, without corpus statistics; chunks of <= 300 tokens with their title ave
 terms on scientific abstracts). Queries carry 1.0 per unique term. Stored in a Qdrant sparse
 vector with ``Modifier.IDF``, the store multiplies each query term by
 ``ln(1 + (N - df + 0.5) / (df + 0.5))``: the dot product is then BM25 (Lucene's IDF) with a
-fixed average length. k1 = 1.2, b = 0.75 were chosen on the dev queries (README "Retrieval").
+fixed average length. k1 = 1.2, b = 0.75 were chosen on tuning queries (docs/retrieval.md).
 """
 
 from __future__ import annotations
