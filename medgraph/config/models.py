@@ -252,8 +252,8 @@ class RetrievalConfig(_Model):
     candidates: int = Field(default=40, ge=1)  # per path
     top_k: int = Field(default=8, ge=1)  # evidence handed to the answerer
     damping: float = Field(default=0.5, gt=0.0, lt=1.0)  # PPR: probability of following an edge
-    # the ppr path runs only for questions that link at least this many MeSH entities of their own
-    # (one entity's neighbourhood is mostly what the lexical and dense paths find already)
+    # the ppr path runs only for questions with at least this many seeds: MeSH entities they link
+    # (plus a signed-in user's interest seeds); 1 runs it whenever there is a seed
     ppr_min_entities: int = Field(default=1, ge=1)
     rrf_k: int = Field(default=60, ge=1)
     weights: dict[str, float] = Field(default_factory=lambda: {"vector": 1.0, "ppr": 0.5})

@@ -375,7 +375,7 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
     out["fused"] = (doc_ranking(_ids(result.candidates), index.chunk_doc), t_an + t_fused)
     reranked, t_rr = _timed(lambda: reranker.rerank(q.text, list(result.candidates)))
     out["reranked"] = (doc_ranking(_ids(reranked), index.chunk_doc), t_an + t_fused + t_rr)
-    return out, {path: _ids(hits) for path, hits in result.per_path.items()}, len(analysis.entity_ids)
+    return out, {path: _ids(hits) for path, hits in result.per_path.items()}, len(analysis.seeds)
 
 
 def query_parts(index: EvalIndex, cfg: MedGraphConfig) -> tuple[Any, Any, Any]:

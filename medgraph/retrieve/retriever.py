@@ -5,7 +5,7 @@ Input: a ``QueryAnalysis``. Output: ``RetrievalResult`` — fused candidates (ch
 
 Paths:
 - ``ppr``: Personalized PageRank over the entity–chunk graph seeded from the question's MeSH
-  entities (only when the question links ``ppr_min_entities`` of its own), run by the graph store (``GraphStore.ppr``: ``medgraph.retrieve.ppr`` in process for
+  entities (only with at least ``ppr_min_entities`` seeds), run by the graph store (``GraphStore.ppr``: ``medgraph.retrieve.ppr`` in process for
   the embedded store, GDS for Neo4j); each hit carries the entity path that reached it.
 - ``dense`` / ``sparse``: one vector search each, fused here with their own RRF weights.
 - ``feedback``: the sparse search again with pseudo-relevance feedback (RM3-style): the mean of
@@ -91,7 +91,7 @@ class Retriever:
         self.graph.ppr({"warm-up": 1.0}, damping=self.cfg.damping, top_k=1)
 
     def _ppr_path(self, analysis: QueryAnalysis, limit: int) -> list[Candidate]:
-        if not analysis.seeds or len(analysis.entity_ids) < self.cfg.ppr_min_entities:
+        if len(analysis.seeds) < max(self.cfg.ppr_min_entities, 1):  # the question's entities (+ interests)
             return []
         hits = self.graph.ppr(analysis.seeds, damping=self.cfg.damping, top_k=limit)
         return [Candidate(h.chunk_id, h.score, {"ppr": h.score}, entity_path=list(h.entity_path)) for h in hits]
