@@ -50,3 +50,33 @@ def terms_vocabulary(tmp: Path, rows: list[tuple[str, str, str]]) -> Any:
         f"{m}\t{lang}\t{t}\t{'x_name' if lang == 'en' else 'x'}\n" for m, lang, t in rows),
                     encoding="utf-8")
     return build_vocabulary(VocabularyConfig(sources=[VocabularySource(kind="multilingual_terms", path=str(path))]))
+
+
+def save_tiny_xlmr(path: Path, texts: list[str], *, vocab_size: int, hidden: int, max_length: int,
+                   max_positions: int) -> Any:
+    """A tiny XLM-R encoder (2 layers, random weights) and a WordPiece tokenizer trained on
+    ``texts``, saved as a Hugging Face model directory in ``path`` (nothing is downloaded).
+    Returns the tokenizer."""
+    import torch
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
+
+    tok = Tokenizer(models.WordPiece(unk_token="<unk>"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True, handle_chinese_chars=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(texts * 3, trainers.WordPieceTrainer(
+        vocab_size=vocab_size, special_tokens=["<s>", "<pad>", "</s>", "<unk>"]))
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))]
+    )
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+                                        pad_token="<pad>", cls_token="<s>", sep_token="</s>",
+                                        model_max_length=max_length)
+    torch.manual_seed(0)
+    config = XLMRobertaConfig(vocab_size=tokenizer.vocab_size, hidden_size=hidden, num_hidden_layers=2,
+                              num_attention_heads=2, intermediate_size=64, max_position_embeddings=max_positions,
+                              pad_token_id=tokenizer.pad_token_id, hidden_dropout_prob=0.0,
+                              attention_probs_dropout_prob=0.0, initializer_range=0.5)  # distinct random vectors
+    tokenizer.save_pretrained(str(path))
+    XLMRobertaModel(config).save_pretrained(str(path))
+    return tokenizer

@@ -28,6 +28,7 @@ from medgraph.config.models import EmbeddingConfig, QdrantLocalConfig
 from medgraph.embed import HybridEmbedder, SparseVector, make_embedder
 from medgraph.embed.base import EmbedderError
 from medgraph.schemas import Chunk
+from tests.helpers import save_tiny_xlmr
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may reach a hub, even by mistake
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -42,32 +43,14 @@ TEXTS = [
     "二甲双胍是2型糖尿病的一线药物。",
     "kidney failure",
 ]
-SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
 
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
 
-    tok = Tokenizer(models.WordPiece(unk_token="<unk>"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True, handle_chinese_chars=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(TEXTS * 3, trainers.WordPieceTrainer(vocab_size=1000, special_tokens=SPECIALS))
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))]
-    )
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                        pad_token="<pad>", cls_token="<s>", sep_token="</s>", model_max_length=128)
-    torch.manual_seed(0)
-    config = XLMRobertaConfig(vocab_size=tokenizer.vocab_size, hidden_size=HIDDEN, num_hidden_layers=2,
-                              num_attention_heads=2, intermediate_size=64, max_position_embeddings=140,
-                              pad_token_id=tokenizer.pad_token_id, hidden_dropout_prob=0.0,
-                              attention_probs_dropout_prob=0.0, initializer_range=0.5)  # distinct random vectors
     path = tmp_path_factory.mktemp("tiny-bge-m3")
-    tokenizer.save_pretrained(str(path))
-    XLMRobertaModel(config).save_pretrained(str(path))
+    save_tiny_xlmr(path, TEXTS, vocab_size=1000, hidden=HIDDEN, max_length=128, max_positions=140)
     # the BGE-M3 heads, as FlagEmbedding's EncoderOnlyEmbedderM3Runner.get_model loads them
     sparse_linear = torch.nn.Linear(HIDDEN, 1)
     with torch.no_grad():

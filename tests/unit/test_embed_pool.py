@@ -33,7 +33,6 @@ class RecordingDataset:
 
 
 def _stages(cfg: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
-    pytest.importorskip("ray.data", reason="the corpus job needs Ray Data")
     import jobs.build_corpus as build_corpus
 
     ds = RecordingDataset()

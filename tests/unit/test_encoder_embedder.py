@@ -2,7 +2,8 @@
 
 The model has random weights (no download is possible or wanted): the tests check the plumbing a
 real SapBERT-XLMR directory goes through: loading, pooling, masking, batching, order, the cache
-name, errors, and the dense linking step that uses it. They skip without the ``ml`` extra.
+name, errors, and the dense linking step that uses it. They need the ``ml-test`` extra (the
+test install has it) and fail without it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from medgraph.config.models import EmbeddingConfig, LinkingConfig
 from medgraph.embed import make_embedder
 from medgraph.embed.base import EmbedderError
 from medgraph.ontology.vocabulary import Vocabulary
-from tests.helpers import terms_vocabulary
+from tests.helpers import save_tiny_xlmr, terms_vocabulary
 
 TEXTS = ["myocardial infarction", "Herzinfarkt", "心肌梗死", "heart attack after surgery in older patients",
          "metformin", "Diabetes mellitus Typ 2", "糖尿病", "kidney failure"]
@@ -26,29 +27,8 @@ TEXTS = ["myocardial infarction", "Herzinfarkt", "心肌梗死", "heart attack a
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch = pytest.importorskip("torch", reason="the encoder embedder needs the ml extra")
-    pytest.importorskip("transformers", reason="the encoder embedder needs the ml extra")
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
-
-    specials = ["<s>", "<pad>", "</s>", "<unk>"]
-    tok = Tokenizer(models.WordPiece(unk_token="<unk>"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True, handle_chinese_chars=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(TEXTS * 3, trainers.WordPieceTrainer(vocab_size=300, special_tokens=specials))
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))]
-    )
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                        pad_token="<pad>", cls_token="<s>", sep_token="</s>", model_max_length=64)
-    torch.manual_seed(0)
-    config = XLMRobertaConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
-                              num_attention_heads=2, intermediate_size=64, max_position_embeddings=80,
-                              pad_token_id=tokenizer.pad_token_id, hidden_dropout_prob=0.0,
-                              attention_probs_dropout_prob=0.0, initializer_range=0.5)  # distinct random vectors
     path = tmp_path_factory.mktemp("tiny-xlmr")
-    tokenizer.save_pretrained(str(path))
-    XLMRobertaModel(config).save_pretrained(str(path))
+    save_tiny_xlmr(path, TEXTS, vocab_size=300, hidden=32, max_length=64, max_positions=80)
     return path
 
 
