@@ -121,7 +121,7 @@ RULES: dict[str, LanguageRules] = {
         possessive=r"\b(?P<det>seine|ihre|seiner|ihrer|seinen|ihren|seinem|ihrem|sein)\s+(?P<noun>[a-zäöüß][\w-]*)",
         pronouns={r"\bes\b": "{e}", r"\bdavon\b": "von {e}", r"\bdamit\b": "mit {e}", r"\bdagegen\b": "gegen {e}",
                   r"\bdafür\b": "für {e}"},
-        expletive=r"\bgibt es\b|\bes gibt\b|\bgeht es\b|\bes geht\b|\bes\b[^?]*\b(?:dass|ob|wenn)\b|\bes\b[^?]*,[^?]*\bzu\b",
+        expletive=r"\bgibt es\b|\bes gibt\b|\bgeht es\b|\bes geht\b|\bes\b[^?]*\b(?:dass|ob|wenn)\b|\bes\b[^?]*,[^?]*(?:\bzu\b|\b\w+zu\w+en\b)",  # "..., X zu tun" / "..., einzubeziehen"
         ellipsis_lead=r"^(?:und|aber)\b(?:\s+(?:was ist|wie ist es|wie sieht es)(?:\s+denn)?(?:\s+mit)?)?"
                       r"|^(?:was ist|wie ist es|wie sieht es)(?:\s+denn)?\s+mit\b|^wie sieht es(?:\s+denn)?\b",
         ellipsis_tail=r"\s+aus$",

@@ -76,6 +76,7 @@ CASES: list[tuple[Sequence[Turn], str, str, str | None]] = [
     (H_DE_DISEASE, "Ist diese Krankheit erblich?", "de", "Ist Gicht erblich?"),
     (H_DE, "Gibt es Alternativen?", "de", None),  # expletive "es"
     (H_DE, "Ist es gefährlich, Ibuprofen zu nehmen?", "de", None),
+    (H_DE, "Ist es sinnvoll, Angehörige in die Schulung einzubeziehen?", "de", None),  # zu inside the verb
     (H_DE, "Was ist Bluthochdruck?", "de", None),
     # Chinese
     (H_ZH, "它的禁忌症是什么？", "zh", "二甲双胍的禁忌症是什么？"),
