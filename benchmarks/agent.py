@@ -46,65 +46,19 @@ def _pct(values: list[float], q: float) -> float:
     return round(values[min(len(values) - 1, int(q * len(values)))], 2)
 
 
-def build(cfg: Any) -> tuple[Any, dict[str, Any]]:
-    """An in-process agent over the config's stores, and the services it uses."""
-    from medgraph.agent.graph import Agent, AgentDeps
-    from medgraph.agent.guard import make_guard
-    from medgraph.agent.rewrite import make_rewriter
-    from medgraph.generate.engines import make_engine
-    from medgraph.literature import make_sources
-    from medgraph.memory.longterm import LongTermMemory
-    from medgraph.memory.sessions import SessionStore
-    from serve.agent import settings_from
-    from serve.services import AnalyzerService, RerankerService, RetrieverService, RouterService
-
-    analyzer, retriever, reranker = AnalyzerService(cfg), RetrieverService(cfg), RerankerService(cfg)
-    router = RouterService(cfg)
-    engine = make_engine(cfg.tiers.engines[cfg.tiers.engine_for("small")], cfg.answer)
-    sources = make_sources(cfg.gaps)
-
-    async def generate(tier: str, question: str, analysis: Any, evidence: list[Any]) -> Any:
-        for event in engine.stream(question, analysis, evidence):
-            yield {"delta": event} if isinstance(event, str) else {"answer": event}
-
-    async def fetch(gap: Any) -> list[Any]:
-        terms = analyzer.search_terms(gap)
-        for source in sources:
-            records = source.search(terms, cfg.gaps.max_results, cfg.gaps.time_budget_s)
-            if records:
-                return list(records)
-        return []
-
-    def sync(fn: Any) -> Any:
-        async def call(*args: Any) -> Any:
-            return fn(*args)
-        return call
-
-    deps = AgentDeps(
-        guard=make_guard(cfg.guard), rewriter=make_rewriter(cfg.memory.rewriter),
-        analyze=sync(analyzer.analyze), route=router.route, retrieve=sync(retriever.retrieve),
-        rerank=sync(reranker.rerank),
-        relational=sync(lambda a: retriever.relational(a, cfg.agent.relational_pairs, cfg.agent.relational_limit)),
-        generate=generate, find_gaps=sync(lambda a, r: retriever.find_gaps(a, r, cfg.gaps.noise_floor)),
-        fetch=fetch, ingest=sync(retriever.ingest),
-        sessions=SessionStore(cfg.app.path), memory=LongTermMemory(cfg.app.path), settings=settings_from(cfg),
-    )
-    services = {"analyzer": analyzer, "retriever": retriever, "reranker": reranker, "engine": engine}
-    return Agent(deps), services
-
-
-def plain(services: dict[str, Any], question: str, top_k: int) -> float:
+def plain(built: Any, question: str, top_k: int) -> float:
     t0 = time.perf_counter()
-    analysis = services["analyzer"].analyze(question)
-    result = services["retriever"].retrieve(analysis)
-    ranked = services["reranker"].rerank(question, result.candidates)
-    services["engine"].generate(question, analysis, ranked[:top_k])
+    analysis = built.analyzer.analyze(question)
+    result = built.retriever.retrieve(analysis)
+    ranked = built.reranker.rerank(question, result.candidates)
+    built.engine.generate(question, analysis, ranked[:top_k])
     return 1000 * (time.perf_counter() - t0)
 
 
 def main(argv: list[str] | None = None) -> int:
     from medgraph.agent.graph import AgentRequest
     from medgraph.config import load_config
+    from serve.inprocess import build_agent
 
     ap = argparse.ArgumentParser(prog="python benchmarks/agent.py", description=__doc__.split("\n")[0])
     ap.add_argument("--config", default=str(REPO / "configs" / "local.yaml"))
@@ -120,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(args.config, [*args.overrides, f"stores.graph.path={tmp}/graph.sqlite",
                                         f"stores.vector.path={tmp}/qdrant", f"app.path={tmp}/app.sqlite",
                                         f'gaps.sources=[{{"kind": "local", "path": "{tmp}/literature"}}]'])
-        agent, services = build(cfg)
-        services["retriever"]._ingestor()  # wait for the live ingestor's warm-up (the service starts it)
+        built = build_agent(cfg)
+        agent = built.agent
+        built.retriever._ingestor()  # wait for the live ingestor's warm-up (the service starts it)
         nodes: dict[str, list[float]] = {}
         total, base_ms = [], []
         for rep in range(args.repeats):
@@ -131,15 +86,14 @@ def main(argv: list[str] | None = None) -> int:
                 total.append(1000 * (time.perf_counter() - t0))
                 for node, ms in state["timings"].items():
                     nodes.setdefault(node, []).append(ms)
-                base_ms.append(plain(services, question, cfg.retrieval.top_k))
+                base_ms.append(plain(built, question, cfg.retrieval.top_k))
         t0 = time.perf_counter()
         gap = asyncio.run(agent.run(AgentRequest(GAP_QUESTION)))
         gap_ms = 1000 * (time.perf_counter() - t0)
         t0 = time.perf_counter()
         again = asyncio.run(agent.run(AgentRequest(GAP_QUESTION)))
         again_ms = 1000 * (time.perf_counter() - t0)
-        services["retriever"].graph.close()
-        services["retriever"].vectors.close()
+        built.close()
     rounds = gap.get("gap_log", [])
     out = {
         "questions": len(total),

@@ -270,7 +270,12 @@ class TierService:
 
             model = VLLMChatModel(llm_server, ecfg)
         self.name, self.top_k = name, cfg.retrieval.top_k
-        self.engine = make_engine(ecfg, cfg.answer, model)
+        embedder = None
+        if ecfg.kind == "extractive" and cfg.answer.sentence_dense != "off":
+            from medgraph.embed import make_embedder  # the sentences' dense feature: the corpus' dense model
+
+            embedder = make_embedder(cfg.embedding)
+        self.engine = make_engine(ecfg, cfg.answer, model, embedder)
         observer = _RayMetrics() if ray_metrics else None
         self.manager = TierManager({name: (self.engine, ecfg.idle_sleep_s)}, cfg.tiers.monitor_interval_s,
                                    cfg.tiers.wake_timeout_s, observer)

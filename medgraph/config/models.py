@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from medgraph.config.llm import RouterConfig, TiersConfig
 
@@ -287,13 +287,39 @@ class RerankConfig(_Model):
     batch_size: int = 16
     # logistic weights of the feature reranker (see medgraph/retrieve/rerank.py)
     weights: dict[str, float] = Field(default_factory=dict)
+    # ... for a passage in another language than the question (overrides of ``weights``): term
+    # overlap is weak evidence across languages, the multilingual dense similarity carries more
+    cross_lingual_weights: dict[str, float] = Field(default_factory=dict)
+
+
+# the extractive composer's sentence features (medgraph/generate/sentences.py) and their default weights
+DEFAULT_SENTENCE_WEIGHTS = {"relevance": 1.0, "lexical": 1.0, "entity": 0.3, "type": 0.3, "role": 0.2,
+                            "other_language": -1.0, "dense": 1.0}
 
 
 class AnswerConfig(_Model):
     kind: Literal["extractive"] = "extractive"
     max_sentences: int = Field(default=4, ge=1)
     max_per_chunk: int = Field(default=2, ge=1)
-    min_relevance: float = Field(default=0.3, ge=0.0, le=1.0)  # refuse when no evidence reaches it
+    min_relevance: float = Field(default=0.2, ge=0.0, le=1.0)  # refuse when no evidence reaches it
+    # sentence selection (medgraph/generate/sentences.py): score = Σ weight · feature
+    sentence_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SENTENCE_WEIGHTS))
+    min_sentence_score: float = 0.5  # a sentence below this is not quoted; none left -> refuse
+    relative_floor: float = Field(default=0.6, ge=0.0, le=1.0)  # ... nor one below this share of the best score
+    findings_first: bool = True  # a document's aims / methods only when no finding or neutral sentence of it is left
+    # question-sentence dense similarity (the embedding config's dense model, loaded by the engine):
+    # off | cross_lingual (sentences in another language than the question) | all
+    sentence_dense: Literal["off", "cross_lingual", "all"] = "cross_lingual"
+    dense_passages: int = Field(default=5, ge=1)  # ... for the sentences of the top passages only
+    dense_max_sentences: int = Field(default=8, ge=1)  # ... and at most this many (~30 ms each with e5)
+
+    @field_validator("sentence_weights")
+    @classmethod
+    def _known_sentence_features(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = set(value) - set(DEFAULT_SENTENCE_WEIGHTS)
+        if unknown:
+            raise ValueError(f"unknown sentence features {sorted(unknown)}; known: {', '.join(DEFAULT_SENTENCE_WEIGHTS)}")
+        return {**DEFAULT_SENTENCE_WEIGHTS, **value}
 
 
 class DeploymentConfig(_Model):

@@ -1,7 +1,7 @@
 """The ``Generator`` interface and the answer records every generation tier returns.
 
 Input: the question, its ``QueryAnalysis`` and the reranked evidence (``Candidate`` with chunks).
-Output: ``Answer`` — text with inline ``[N]`` markers, the ``Citation`` each N resolves to
+Output: ``Answer`` — text with inline ``[N]`` markers (after an optional uncited ``lead`` line), the ``Citation`` each N resolves to
 (document title, source ID, section path, page, snippet), a refusal flag, and the disclaimer.
 """
 
@@ -58,6 +58,7 @@ class Answer:
     sentences: list[tuple[str, int]] = field(default_factory=list)  # (sentence, citation number)
     # generated answers: sentences kept with their own citation, repaired, dropped; markers removed
     grounding: dict[str, int] = field(default_factory=dict)
+    lead: str = ""  # extractive answers: a line in the asker's language before quotes in other languages
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

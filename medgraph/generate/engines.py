@@ -15,7 +15,7 @@ and then the final ``Answer`` (the deltas joined are exactly its ``content``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from medgraph.config.llm import (
     EngineConfig,
@@ -56,17 +56,19 @@ class Engine(Protocol):
 
 
 def answer_deltas(answer: Answer) -> list[str]:
-    """The text deltas of a finished answer: one per cited sentence (joined: ``answer.content``)."""
+    """The text deltas of a finished answer: its lead line, then one per cited sentence (joined:
+    ``answer.content``)."""
     if answer.refused or not answer.sentences:
         return [answer.content]
-    return [f"{s} [{n}]" if i == 0 else f" {s} [{n}]" for i, (s, n) in enumerate(answer.sentences)]
+    lead = [answer.lead] if answer.lead else []
+    return lead + [f"{s} [{n}]" if i == 0 and not lead else f" {s} [{n}]" for i, (s, n) in enumerate(answer.sentences)]
 
 
 class ExtractiveEngine:
     kind = "extractive"
 
-    def __init__(self, answer_cfg: AnswerConfig) -> None:
-        self.composer = ExtractiveComposer(answer_cfg)
+    def __init__(self, answer_cfg: AnswerConfig, embedder: Any = None) -> None:
+        self.composer = ExtractiveComposer(answer_cfg, embedder)
         self.name = self.composer.name
         self._sleeping = False
 
@@ -125,7 +127,7 @@ class GroundedEngine:
     def stream(self, question: str, analysis: QueryAnalysis, evidence: list[Candidate]) -> Iterator[Event]:
         lang = analysis.language
         numbered = number_evidence(evidence, self.cfg.max_evidence, self.cfg.evidence_chars,
-                                   self.answer_cfg.min_relevance)
+                                   self.answer_cfg.min_relevance, lang)
         if not len(numbered):
             answer = self._refusal(lang)
             yield answer.content
@@ -188,10 +190,12 @@ class _Composer:
         return out
 
 
-def make_engine(cfg: EngineConfig, answer_cfg: AnswerConfig, model: ChatModel | None = None) -> Engine:
-    """The engine of one tier. ``model`` injects the chat model (the vLLM kind gets it from serve/)."""
+def make_engine(cfg: EngineConfig, answer_cfg: AnswerConfig, model: ChatModel | None = None,
+                embedder: Any = None) -> Engine:
+    """The engine of one tier. ``model`` injects the chat model (the vLLM kind gets it from serve/);
+    ``embedder`` the extractive composer's sentence embedder (``answer.sentence_dense``)."""
     if isinstance(cfg, ExtractiveEngineConfig):
-        return ExtractiveEngine(answer_cfg)
+        return ExtractiveEngine(answer_cfg, embedder if answer_cfg.sentence_dense != "off" else None)
     if model is None:
         model = _make_model(cfg)
     return GroundedEngine(model, cfg, answer_cfg, cfg.kind)

@@ -2,42 +2,78 @@
 
 Input: the question, its analysis and reranked evidence. Output: an ``Answer`` made of sentences
 quoted verbatim from the evidence chunks, each followed by ``[N]`` where citation N is the chunk
-that contains it. Evidence below ``min_relevance`` is not used; when nothing usable remains, or
-no sentence shares a content term or entity name with the question, the answer is a plain
-refusal. Sentences keep the language of their evidence (it quotes, it does not translate).
+that contains it. Quoting keeps each sentence's language; the answer speaks the asker's language
+only in its lead line.
+
+1. Evidence below ``answer.min_relevance`` (the reranker's calibrated relevance) is not used.
+2. Every sentence of the rest (in the asker's language or English, see 4) is scored for the question (``medgraph.generate.sentences``: passage
+   relevance, IDF-weighted term overlap, the question's entities, the kind of answer asked for,
+   finding vs aim, language, and with an embedder the dense question–sentence similarity; weights
+   ``answer.sentence_weights``).
+3. Sentences below ``answer.min_sentence_score``, or below ``answer.relative_floor`` times the
+   best sentence's score, are dropped; so are a document's aims and methods (role −1) when a
+   finding or a neutral sentence of the same document is left (``answer.findings_first``); the
+   best ones are kept, at most ``max_sentences`` and
+   ``max_per_chunk`` per passage, in the order of the evidence and of the text.
+4. Quotes are in the asker's language or in English, never in a third language (a Chinese
+   passage is no answer for a German reader; the English or German version of the same finding
+   usually exists): with nothing left, the answer is a refusal.
+5. When some quoted sentence is in English and the question is not, a lead line in the asker's
+   language says so and names the question's entities found (their MeSH names in that language):
+   "Belege aus englischsprachigen Quellen zu Diabetes Mellitus:".
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 from medgraph.config.models import AnswerConfig
-from medgraph.embed.lexical import tokenize
+from medgraph.embed.base import dense_feature
 from medgraph.generate.base import Answer, Citation, disclaimer, refusal
-from medgraph.ingest.text import count_tokens, split_sentences
+from medgraph.generate.sentences import ScoredSentence, score_sentences
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
-MIN_SENTENCE_TOKENS = 5
+DENSE_SENTENCE_CHARS = 300  # a sentence's dense feature reads at most its first 300 characters
+LANGUAGE_NAMES = {
+    "en": {"en": "English", "de": "German", "zh": "Chinese"},
+    "de": {"en": "englischsprachigen", "de": "deutschsprachigen", "zh": "chinesischsprachigen"},
+    "zh": {"en": "英文", "de": "德文", "zh": "中文"},
+}
 
 
-@dataclass(frozen=True)
-class _Scored:
-    score: float
-    rank: int  # evidence rank
-    position: int  # sentence position in its chunk
-    sentence: str
-    cand: Candidate
+def lead_line(language: str, quote_languages: list[str], names: list[str]) -> str:
+    """One line in the asker's language: the quotes are in other languages, about ``names``."""
+    lang = language if language in LANGUAGE_NAMES else "en"
+    langs = [LANGUAGE_NAMES[lang].get(q, q) for q in quote_languages]
+    if lang == "de":
+        about = f" zu {', '.join(names)}" if names else ""
+        return f"Belege aus {' und '.join(langs)} Quellen{about}:"
+    if lang == "zh":
+        about = f"关于{'、'.join(names)}的" if names else ""
+        return f"以下是{'和'.join(langs)}文献中{about}证据："
+    about = f" on {', '.join(names)}" if names else ""
+    return f"Evidence from {' and '.join(langs)} sources{about}:"
 
 
 class ExtractiveComposer:
     name = "extractive"
 
-    def __init__(self, cfg: AnswerConfig) -> None:
+    def __init__(self, cfg: AnswerConfig, embedder: Any = None) -> None:
+        """``embedder``: a dense ``Embedder`` for the sentences' ``dense`` feature (``answer.sentence_dense``)."""
         self.cfg = cfg
+        self.embedder: Any = embedder if embedder is not None and getattr(embedder, "has_dense", False) else None
+
+    def _dense(self, question: str, sentences: list[str]) -> list[float]:
+        import numpy as np
+
+        e = self.embedder
+        q = e.embed_query_dense([question])[0]
+        cut = [s[:DENSE_SENTENCE_CHARS] for s in sentences]  # list items run long; their start says what they are
+        return [dense_feature(e, float(np.dot(q, v))) for v in e.embed_dense(cut)]
 
     def generate(self, question: str, analysis: QueryAnalysis, evidence: list[Candidate]) -> Answer:
         usable = [c for c in evidence if c.chunk is not None and c.relevance >= self.cfg.min_relevance]
-        chosen = self._select(analysis, usable)
+        chosen = self.select(analysis, usable)
         lang = analysis.language
         if not chosen:
             return Answer(refusal(lang), refused=True, language=lang, model_used=self.name, disclaimer=disclaimer(lang))
@@ -52,28 +88,29 @@ class ExtractiveComposer:
                 citations.append(self._citation(numbers[chunk_id], item.cand, chosen))
             parts.append(f"{item.sentence} [{numbers[chunk_id]}]")
             sentences.append((item.sentence, numbers[chunk_id]))
-        return Answer(" ".join(parts), citations, False, lang, self.name, disclaimer(lang), sentences)
+        lead = self._lead(analysis, chosen)
+        content = " ".join([lead, *parts] if lead else parts)
+        return Answer(content, citations, False, lang, self.name, disclaimer(lang), sentences, lead=lead)
 
-    def _select(self, analysis: QueryAnalysis, usable: list[Candidate]) -> list[_Scored]:
-        # the question's terms and those of its translations: evidence may be in another language
-        terms = {t for lang, text in [(analysis.language, analysis.text), *analysis.translations]
-                 for t in tokenize(text, language=lang)}
-        names = {m.surface.lower() for m in analysis.mentions if m.mesh_id}
-        scored: list[_Scored] = []
-        for rank, cand in enumerate(usable):
-            assert cand.chunk is not None
-            for pos, sentence in enumerate(split_sentences(cand.chunk.text)):
-                if count_tokens(sentence) < MIN_SENTENCE_TOKENS:
-                    continue
-                overlap = len(terms & set(tokenize(sentence, language=cand.chunk.language))) / len(terms) if terms else 0.0
-                entity = any(n in sentence.lower() for n in names)
-                if overlap == 0.0 and not entity:
-                    continue
-                scored.append(_Scored(cand.relevance * (0.2 + overlap + 0.3 * entity), rank, pos, sentence, cand))
-        best = sorted(scored, key=lambda s: (-s.score, s.rank, s.position))
-        picked: list[_Scored] = []
+    def select(self, analysis: QueryAnalysis, usable: list[Candidate]) -> list[ScoredSentence]:
+        """The sentences that answer, in evidence then text order; [] when none should be quoted."""
+        dense = self._dense if self.embedder is not None else None
+        readable = [c for c in usable if c.chunk is not None and c.chunk.language in (analysis.language, "en")]
+        scored = score_sentences(analysis, readable, self.cfg.sentence_weights, dense, self.cfg.sentence_dense,
+                                 self.cfg.dense_passages, self.cfg.dense_max_sentences)
+        if not scored:
+            return []
+        best = max(s.score for s in scored)
+        floor = max(self.cfg.min_sentence_score, self.cfg.relative_floor * best)
+        above = [s for s in scored if s.score >= floor]
+        if self.cfg.findings_first:  # a document's aims and methods only when it states nothing else
+            stating = {s.cand.chunk.doc_id for s in above if s.features["role"] >= 0 and s.cand.chunk is not None}
+            above = [s for s in above if s.features["role"] >= 0 or s.cand.chunk is None
+                     or s.cand.chunk.doc_id not in stating]
+        ranked = sorted(above, key=lambda s: (-s.score, s.rank, s.position))
+        picked: list[ScoredSentence] = []
         per_chunk: dict[str, int] = {}
-        for item in best:
+        for item in ranked:
             if per_chunk.get(item.cand.chunk_id, 0) >= self.cfg.max_per_chunk:
                 continue
             per_chunk[item.cand.chunk_id] = per_chunk.get(item.cand.chunk_id, 0) + 1
@@ -83,7 +120,16 @@ class ExtractiveComposer:
         return sorted(picked, key=lambda s: (s.rank, s.position))
 
     @staticmethod
-    def _citation(number: int, cand: Candidate, chosen: list[_Scored]) -> Citation:
+    def _lead(analysis: QueryAnalysis, chosen: list[ScoredSentence]) -> str:
+        others = list(dict.fromkeys(s.language for s in chosen if s.language != analysis.language))
+        if not others:
+            return ""
+        found = list(dict.fromkeys(m for s in chosen for m in s.entities))
+        names = [n[0] for m in found if (n := analysis.names_of(m, analysis.language))]
+        return lead_line(analysis.language, others, names)
+
+    @staticmethod
+    def _citation(number: int, cand: Candidate, chosen: list[ScoredSentence]) -> Citation:
         assert cand.chunk is not None
         chunk = cand.chunk
         snippet = " ".join(s.sentence for s in chosen if s.cand.chunk_id == cand.chunk_id)

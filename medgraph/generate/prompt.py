@@ -47,8 +47,14 @@ def _cut(text: str, limit: int) -> str:
 
 
 def number_evidence(evidence: list[Candidate], max_passages: int, max_chars: int,
-                    min_relevance: float = 0.0) -> NumberedEvidence:
-    usable = [c for c in evidence if c.chunk is not None and c.relevance >= min_relevance][:max_passages]
+                    min_relevance: float = 0.0, language: str | None = None) -> NumberedEvidence:
+    """The usable passages (relevance ≥ ``min_relevance``), at most ``max_passages``; with the
+    question's ``language``, passages in it or in English come first (the model answers in the
+    asker's language and a third language is the hardest evidence to read right)."""
+    usable = [c for c in evidence if c.chunk is not None and c.relevance >= min_relevance]
+    if language is not None:
+        usable.sort(key=lambda c: c.chunk is None or c.chunk.language not in (language, "en"))  # stable
+    usable = usable[:max_passages]
     texts = tuple(_cut(c.chunk.text, max_chars) for c in usable if c.chunk is not None)
     return NumberedEvidence(tuple(usable), texts)
 

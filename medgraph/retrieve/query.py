@@ -3,7 +3,8 @@ its translations into the other corpus languages.
 
 Input: a question (and optionally its language). Output: ``QueryAnalysis``. The same NER +
 linking code as ingestion runs on the question; each linked entity's names in the other
-``languages`` give the translations (``medgraph.retrieve.translate``). Results are cached (LRU)
+``languages`` give the translations (``medgraph.retrieve.translate``) and ``entity_names`` (the
+answer composer looks for them in sentences and names them in its lead line). Results are cached (LRU)
 so a repeated question skips it.
 """
 
@@ -49,7 +50,10 @@ class QueryAnalyzer:
                 return cached
         linked = QueryAnalysis(text, lang, tuple(self.extractor.extract(text, lang)))
         translations = ((t, self.translator.translate(linked, t)) for t in self.languages)
-        analysis = QueryAnalysis(text, lang, linked.mentions, tuple((t, x) for t, x in translations if x))
+        names = tuple((mesh_id, t, name) for mesh_id in linked.entity_ids
+                      for t in dict.fromkeys((lang, *self.languages)) for name in self.translator.names(mesh_id, t))
+        analysis = QueryAnalysis(text, lang, linked.mentions, tuple((t, x) for t, x in translations if x),
+                                 entity_names=names)
         with self._lock:
             self.misses += 1
             if self.cache_size:

@@ -8,7 +8,8 @@ Offline tier (``FeatureReranker``): a logistic model over features that need no 
 content terms found in the parent section text), ``entity`` (share of the question's MeSH
 entities mentioned in the chunk), ``ppr`` (PPR score / best PPR score among the candidates) and
 ``rrf`` (fused score / best fused score). ``relevance = sigmoid(bias + Σ w·f)``; the weights
-can be overridden in ``rerank.weights`` (``benchmarks/fit_reranker.py`` fits them on PubMedQA). Model tier (``PassageReranker``): a cross-encoder scoring
+can be overridden in ``rerank.weights``, and for passages in another language than the question
+(feature ``cross_lingual`` = 1, set by the retriever) in ``rerank.cross_lingual_weights`` (``benchmarks/fit_reranker.py`` fits them on PubMedQA). Model tier (``PassageReranker``): a cross-encoder scoring
 (question, parent text) pairs, whose sigmoid output is the relevance.
 
 Ranking and refusal are separate jobs: ``rerank.order`` (``relevance`` | ``fused``) says whether
@@ -58,17 +59,20 @@ def _order(candidates: list[Candidate], order: str) -> list[Candidate]:
 class FeatureReranker:
     name = "features"
 
-    def __init__(self, weights: Mapping[str, float] | None = None, order: str = "relevance") -> None:
-        unknown = set(weights or {}) - {"bias", *FEATURES}
+    def __init__(self, weights: Mapping[str, float] | None = None, order: str = "relevance",
+                 cross_lingual_weights: Mapping[str, float] | None = None) -> None:
+        unknown = (set(weights or {}) | set(cross_lingual_weights or {})) - {"bias", *FEATURES}
         if unknown:
             raise ValueError(f"unknown reranker weights {sorted(unknown)}; known: bias, {', '.join(FEATURES)}")
         if order not in ("relevance", "fused"):
             raise ValueError(f"rerank order must be 'relevance' or 'fused', not {order!r}")
         self.weights = {**DEFAULT_WEIGHTS, **(weights or {})}
+        self.cross_weights = {**self.weights, **(cross_lingual_weights or {})}
         self.order = order
 
     def relevance(self, features: Mapping[str, float]) -> float:
-        z = self.weights["bias"] + sum(self.weights[f] * features.get(f, 0.0) for f in FEATURES)
+        w = self.cross_weights if features.get("cross_lingual") else self.weights
+        z = w["bias"] + sum(w[f] * features.get(f, 0.0) for f in FEATURES)
         return _sigmoid(z)
 
     def rerank(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
@@ -94,7 +98,7 @@ class PassageReranker:
 
 def make_reranker(cfg: RerankConfig) -> CandidateReranker:
     if cfg.kind == "features":
-        return FeatureReranker(cfg.weights, cfg.order)
+        return FeatureReranker(cfg.weights, cfg.order, cfg.cross_lingual_weights)
     if not cfg.model_path:
         raise ValueError("rerank.kind=cross_encoder needs rerank.model_path (a local model directory)")
     from medgraph.retrieve.cross_encoder import CrossEncoderReranker

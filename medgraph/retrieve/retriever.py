@@ -239,6 +239,7 @@ class Retriever:
                 "entity": len(seeds & mentions.get(cand.chunk_id, set())) / len(seeds) if seeds else 0.0,
                 "ppr": cand.path_scores.get("ppr", 0.0) / best_ppr,
                 "rrf": cand.score / best_rrf,
+                "cross_lingual": float(cand.chunk is not None and cand.chunk.language != analysis.language),
             }
         cands[:] = [c for c in cands if c.chunk is not None]  # a chunk deleted meanwhile is dropped
 

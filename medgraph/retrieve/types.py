@@ -21,6 +21,8 @@ class QueryAnalysis:
     translations: tuple[tuple[str, str], ...] = ()
     # extra PPR seeds that are not in the question (a user's long-term interests): ((MeSH ID, weight), ...)
     seed_bias: tuple[tuple[str, float], ...] = ()
+    # names of the question's linked entities per corpus language: ((MeSH ID, language, name), ...)
+    entity_names: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def seeds(self) -> dict[str, float]:
@@ -32,6 +34,12 @@ class QueryAnalysis:
         for mesh_id, weight in self.seed_bias:
             out[mesh_id] = max(out.get(mesh_id, 0.0), weight)
         return out
+
+    def names_of(self, mesh_id: str, language: str | None = None) -> list[str]:
+        """The entity's names (in ``language`` when given), then the question's own words for it."""
+        names = [n for m, lang, n in self.entity_names if m == mesh_id and (language is None or lang == language)]
+        surfaces = [m.surface for m in self.mentions if m.mesh_id == mesh_id]
+        return list(dict.fromkeys([*names, *surfaces]))
 
     @property
     def entity_ids(self) -> list[str]:

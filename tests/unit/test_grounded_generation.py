@@ -132,6 +132,16 @@ def test_prompt_numbers_the_evidence_in_the_question_language():
     assert "中文" in zh[0]["content"]
 
 
+def test_prompt_puts_passages_in_the_askers_language_or_english_first():
+    chinese = _cand(9, "二甲双胍在肾功能不全时应减量。")
+    chinese.chunk.language = "zh"
+    evidence = [chinese, *EVIDENCE]
+    ids = [c.chunk_id for c in number_evidence(evidence, 3, 200, language="de").candidates]
+    assert ids == ["c1", "c2", "c3"]  # a German asker: English first, the Chinese passage after them
+    assert [c.chunk_id for c in number_evidence(evidence, 2, 200, language="zh").candidates] == ["c9", "c1"]
+    assert [c.chunk_id for c in number_evidence(evidence, 2, 200).candidates] == ["c9", "c1"]  # no language: as ranked
+
+
 @pytest.mark.parametrize("text,expected", [
     ("A [1]. B [2]", ["A [1].", "B [2]"]),
     ("Dose 2.5 mg daily. [1] Next one [2].", ["Dose 2.5 mg daily. [1]", "Next one [2]."]),
