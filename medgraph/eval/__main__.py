@@ -14,6 +14,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "link": ("medgraph.eval.link", "entity linking + NER on a PubTator file"),
     "retrieval": ("medgraph.eval.retrieval", "retrieval paths, fusion and reranking vs bm25s on a corpus"),
+    "answers": ("medgraph.eval.answers", "end-to-end answers per language: answered / refused, gold citations, ROUGE-L"),
     "tune": ("medgraph.eval.tuning", "one fusion setting chosen on saved dev runs of several corpora"),
     "convert-pubmedqa": ("medgraph.eval.convert", "PubMedQA ori_pqal.json -> retrieval corpus + queries"),
 }

@@ -264,11 +264,12 @@ def folder_provenance(folder: Path) -> dict[str, str]:
     return out
 
 
-def pubmedqa_document(pmid: str, item: dict[str, Any], path: Path) -> Document:
-    """One PubMedQA abstract: labelled contexts plus the conclusion (``LONG_ANSWER``)."""
+def pubmedqa_document(pmid: str, item: dict[str, Any], path: Path, conclusion: bool = True) -> Document:
+    """One PubMedQA abstract: labelled contexts plus the conclusion (``LONG_ANSWER``; left out
+    with ``conclusion=False``, when it is the reference answer of the answer benchmark)."""
     labels = item.get("LABELS") or [""] * len(item["CONTEXTS"])
     sections = [Section(str(lab).title() or "Abstract", str(ctx)) for lab, ctx in zip(labels, item["CONTEXTS"], strict=False)]
-    if item.get("LONG_ANSWER"):
+    if conclusion and item.get("LONG_ANSWER"):
         sections.append(Section("Conclusions", str(item["LONG_ANSWER"])))
     return Document(
         doc_id=f"pmid-{pmid}", title=f"PubMed {pmid}", language="en", sections=sections,

@@ -1,0 +1,278 @@
+"""End-to-end answer benchmark: the agent's answers, per language, against known answers.
+
+    python -m medgraph.eval answers --corpus CORPUS [MORE ...] --dev DEV.jsonl [--dev-range A-B] \
+        [--test TEST.jsonl] [--test-range A-B] [--config configs/local.yaml] [--set a.b=c ...] \
+        [--limit N] [--runs-out runs.json] [--json]
+
+Input: a corpus (JSONL records or document files such as PDFs, indexed as by ``medgraph.eval
+retrieval`` and cached the same way) and question files, one JSON object per line:
+- ``{query_id, text, language, answerable?: true, relevant_doc_ids?: [doc_id], doc?: file name,
+  pages?: [1-based page], section?: section title, reference?: text, answer?: text}``.
+  The gold documents are ``relevant_doc_ids`` or ``file:<doc>``; ``pages`` and ``section`` say
+  where in them the answer is; ``reference`` (or ``answer``) is a reference answer text.
+  ``answerable: false`` marks questions the corpus cannot answer: they must be refused.
+  PubMedQA in this format: ``convert-pubmedqa --hold-out-conclusion`` (its conclusion is the
+  reference and is not indexed).
+
+Every question is run through the Serve application's agent in process (``serve.inprocess``:
+guard, rewrite, analysis, retrieval, rerank, the small tier's engine), one question at a time, each
+in a new session, with gap completion off (the corpus is fixed). The language is detected, as for
+a user's request; the file's ``language`` groups the report.
+
+Output (``--json``): per split (``dev``, ``test``): ``overall`` and ``by_language`` with
+- ``answerable`` / ``unanswerable``: question counts;
+- ``answered``: share of answerable questions answered (not refused);
+- ``cited_gold``: share of answerable questions whose answer cites a gold passage (gold document,
+  and one of ``pages`` when given); ``cited_gold_doc`` (document only), ``cited_gold_section``
+  (gold passage whose section path names ``section``);
+- ``refused_unanswerable``: share of unanswerable questions refused;
+- ``supported_sentences``: mean share of an answer's sentences quoted from a gold passage
+  (answered answerable questions: the answer's sentence-level relevance);
+- ``rougeL`` / ``rouge1`` (F-measure, stemmed; answerable questions with a reference, a refusal
+  scoring 0) of the answer (markers and lead line removed), and ``lead_rougeL`` / ``lead_rouge1``
+  of the lead-sentence baseline in the same run: as many sentences as the answer has (at least
+  one) from the start of the top-ranked evidence passage;
+- ``latency_ms``: p50 / p90 of the whole agent run.
+``--runs-out`` writes every question's answer, citations and scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medgraph.eval.retrieval import open_index, parse_range, read_jsonl
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AnswerQuery:
+    query_id: str
+    text: str
+    language: str
+    answerable: bool
+    gold_docs: frozenset[str]
+    pages: tuple[int, ...] = ()
+    section: str | None = None
+    reference: str | None = None
+
+
+def read_answer_queries(path: Path, lines: tuple[int, int] | None = None, limit: int | None = None) -> list[AnswerQuery]:
+    """The questions of ``path`` (lines ``lines[0]..lines[1]``, 1-based, when given; then the first ``limit``)."""
+    records = list(read_jsonl(path))
+    if lines is not None:
+        if lines[1] > len(records):
+            raise ValueError(f"{path} has {len(records)} questions; range {lines[0]}-{lines[1]} is past its end")
+        records = records[lines[0] - 1:lines[1]]
+    out = []
+    for n, rec in enumerate(records, 1):
+        if not rec.get("text"):
+            raise ValueError(f"{path}: question {n} has no text")
+        answerable = bool(rec.get("answerable", True))
+        gold = [str(d) for d in rec.get("relevant_doc_ids") or []]
+        if not gold and rec.get("doc"):
+            gold = [f"file:{rec['doc']}"]
+        if answerable and not gold:
+            raise ValueError(f"{path}: answerable question {rec.get('query_id', n)} names no gold document")
+        out.append(AnswerQuery(
+            str(rec.get("query_id", n)), str(rec["text"]), str(rec.get("language") or "en"), answerable,
+            frozenset(gold), tuple(int(p) for p in rec.get("pages") or ()), rec.get("section") or None,
+            rec.get("reference") or rec.get("answer") or None,
+        ))
+    return out[:limit] if limit else out
+
+
+# --- scoring one answer -----------------------------------------------------------------------
+
+
+def _is_gold(query: AnswerQuery, doc_id: str, page: int | None) -> bool:
+    return doc_id in query.gold_docs and (not query.pages or page in query.pages)
+
+
+def _section_hit(section: str | None, path: Sequence[str]) -> bool:
+    if not section:
+        return True
+    wanted = section.casefold()
+    return any(wanted == p.casefold() or wanted in p.casefold() for p in path)
+
+
+_rouge: Any = None
+
+
+def rouge(candidate: str, reference: str) -> tuple[float, float]:
+    """(ROUGE-L F, ROUGE-1 F) of ``candidate`` against ``reference`` (rouge-score, Porter-stemmed)."""
+    global _rouge
+    if _rouge is None:
+        from rouge_score import rouge_scorer
+
+        _rouge = rouge_scorer.RougeScorer(["rougeL", "rouge1"], use_stemmer=True)
+    if not candidate.strip():
+        return 0.0, 0.0
+    scores = _rouge.score(reference, candidate)
+    return scores["rougeL"].fmeasure, scores["rouge1"].fmeasure
+
+
+def lead_baseline(evidence: Sequence[Any], n_sentences: int) -> str:
+    """The first ``n_sentences`` sentences of the top-ranked evidence passage."""
+    from medgraph.ingest.text import split_sentences
+
+    top = next((c.chunk for c in evidence if getattr(c, "chunk", None) is not None), None)
+    if top is None:
+        return ""
+    return " ".join(split_sentences(top.text)[:max(n_sentences, 1)])
+
+
+def score_answer(query: AnswerQuery, answer: Any, evidence: Sequence[Any], latency_ms: float) -> dict[str, Any]:
+    """One question's record: what was answered and cited, and how it compares with the gold."""
+    cites = {c.number: c for c in answer.citations}
+    gold_numbers = {n for n, c in cites.items() if _is_gold(query, c.doc_id, c.page)}
+    record: dict[str, Any] = {
+        "query_id": query.query_id, "language": query.language, "answerable": query.answerable,
+        "question": query.text, "refused": bool(answer.refused), "model_used": answer.model_used,
+        "latency_ms": round(latency_ms, 1), "answer": answer.content,
+        "citations": [{"number": c.number, "doc_id": c.doc_id, "page": c.page, "section": list(c.section_path),
+                       "relevance": c.relevance} for c in answer.citations],
+    }
+    if not query.answerable:
+        return record
+    answered = not answer.refused
+    record.update({
+        "cited_gold_doc": answered and any(c.doc_id in query.gold_docs for c in answer.citations),
+        "cited_gold": answered and bool(gold_numbers),
+        "cited_gold_section": answered and any(_section_hit(query.section, cites[n].section_path) for n in gold_numbers),
+        "supported_sentences": (sum(n in gold_numbers for _, n in answer.sentences) / len(answer.sentences)
+                                if answered and answer.sentences else 0.0),
+    })
+    if query.reference:
+        text = " ".join(s for s, _ in answer.sentences) if answered else ""
+        lead = lead_baseline(evidence, len(answer.sentences))
+        record["rougeL"], record["rouge1"] = rouge(text, query.reference)
+        record["lead_rougeL"], record["lead_rouge1"] = rouge(lead, query.reference)
+    return record
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(statistics.fmean(values), 4) if values else None
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+def summarise_answers(records: list[dict[str, Any]]) -> dict[str, Any]:
+    answerable = [r for r in records if r["answerable"]]
+    unanswerable = [r for r in records if not r["answerable"]]
+    answered = [r for r in answerable if not r["refused"]]
+    referenced = [r for r in answerable if "rougeL" in r]
+    out: dict[str, Any] = {
+        "answerable": len(answerable), "unanswerable": len(unanswerable),
+        "answered": _mean([float(not r["refused"]) for r in answerable]),
+        "cited_gold": _mean([float(r["cited_gold"]) for r in answerable]),
+        "cited_gold_doc": _mean([float(r["cited_gold_doc"]) for r in answerable]),
+        "cited_gold_section": _mean([float(r["cited_gold_section"]) for r in answerable]),
+        "refused_unanswerable": _mean([float(r["refused"]) for r in unanswerable]),
+        "supported_sentences": _mean([r["supported_sentences"] for r in answered]),
+        "latency_ms": {"p50": _pct([r["latency_ms"] for r in records], 0.5),
+                       "p90": _pct([r["latency_ms"] for r in records], 0.9)},
+    }
+    if referenced:
+        for key in ("rougeL", "rouge1", "lead_rougeL", "lead_rouge1"):
+            out[key] = _mean([r[key] for r in referenced])
+    return out
+
+
+def summarise_split(records: list[dict[str, Any]]) -> dict[str, Any]:
+    languages = sorted({r["language"] for r in records})
+    return {"overall": summarise_answers(records),
+            "by_language": {lang: summarise_answers([r for r in records if r["language"] == lang]) for lang in languages}}
+
+
+# --- running the agent ------------------------------------------------------------------------
+
+
+def run_questions(agent: Any, queries: Sequence[AnswerQuery]) -> list[dict[str, Any]]:
+    from medgraph.agent.graph import AgentRequest
+
+    records = []
+    for i, query in enumerate(queries, 1):
+        start = time.perf_counter()
+        state = asyncio.run(agent.run(AgentRequest(query.text)))
+        latency = 1000 * (time.perf_counter() - start)
+        records.append(score_answer(query, state["answer"], state.get("evidence") or [], latency))
+        if i % 50 == 0:
+            log.info("answered %d/%d questions", i, len(queries))
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    from medgraph.config import load_config
+
+    ap = argparse.ArgumentParser(prog="python -m medgraph.eval answers", description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", required=True, nargs="+", type=Path, help="corpus files (JSONL records or documents)")
+    ap.add_argument("--dev", required=True, type=Path, help="dev questions (JSONL)")
+    ap.add_argument("--dev-range", help="1-based inclusive line range of --dev, e.g. 1-500")
+    ap.add_argument("--test", type=Path, help="test questions (JSONL): run once, with the same settings")
+    ap.add_argument("--test-range", help="1-based inclusive line range of --test")
+    ap.add_argument("--config", default="configs/local.yaml")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], help="config override a.b=c")
+    ap.add_argument("--limit", type=int, help="at most this many questions per split")
+    ap.add_argument("--runs-out", type=Path, help="write every question's answer and scores here (JSON)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    missing = [p for p in [*args.corpus, args.dev, *([args.test] if args.test else [])] if not p.is_file()]
+    if missing:
+        ap.error(f"no such file: {', '.join(map(str, missing))}")
+    splits = {"dev": read_answer_queries(args.dev, parse_range(args.dev_range), args.limit)}
+    if args.test:
+        splits["test"] = read_answer_queries(args.test, parse_range(args.test_range), args.limit)
+        overlap = {q.text for q in splits["dev"]} & {q.text for q in splits["test"]}
+        if overlap:
+            print(f"error: {len(overlap)} questions are in both dev and test; they must be different questions",
+                  file=sys.stderr)
+            return 2
+    base = load_config(args.config, args.overrides)
+    index = open_index(args.corpus, base)
+    index_path = index.path
+    index.close()  # the agent's services open the stores themselves
+    from serve.inprocess import build_agent
+
+    out: dict[str, Any] = {"corpus": [str(p) for p in args.corpus], "n_docs": index.manifest["n_docs"],
+                           "n_chunks": index.manifest["n_chunks"], "embedding": index.manifest["embedding"],
+                           "answer": base.answer.model_dump(), "splits": {}}
+    runs: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = load_config(args.config, [
+            *args.overrides, f"stores.graph.path={index_path}/graph.sqlite", f"stores.vector.path={index_path}/qdrant",
+            "stores.vector.collection=chunks", f"app.path={tmp}/app.sqlite", "gaps.enabled=false",
+        ])
+        built = build_agent(cfg)
+        try:
+            for split, queries in splits.items():
+                runs[split] = run_questions(built.agent, queries)
+                out["splits"][split] = summarise_split(runs[split])
+        finally:
+            built.close()
+    if args.runs_out:
+        args.runs_out.parent.mkdir(parents=True, exist_ok=True)
+        args.runs_out.write_text(json.dumps(runs, ensure_ascii=False, indent=1))
+    print(json.dumps(out, indent=None if args.json else 2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
