@@ -43,7 +43,7 @@ def app_url(tmp_path_factory, shared_data):
     (corpus / "abstracts.json").write_text(json.dumps({k: data[k] for k in sorted(data)[:20]}))
     shutil.copy(shared_data / "pdfs" / "cdc_guide_infection_prevention_outpatient_2016.pdf", corpus / "cdc.pdf")
     sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
-            f"serve.port={_free_port()}"]
+            f"app.path={root}/app.sqlite", f"serve.port={_free_port()}"]  # own quota counts, not the checkout's
     cfg = load_config(REPO / "configs" / "local.yaml", sets)
     summary = build_corpus(cfg, [str(corpus)])
     assert summary["status"] == "succeeded" and summary["documents_written"] == 21
@@ -77,6 +77,17 @@ def test_chat_answers_with_resolving_citations(app_url):
     assert set(body["retrieval_paths_used"]) <= {"dense", "sparse", "feedback", "vector", "ppr", "relational"}
     assert body["retrieval_paths_used"]
     assert body["disclaimer"] and body["session_id"] and body["model_used"] == "extractive"
+
+
+def test_german_question_is_answered_from_the_english_section_with_a_german_lead(app_url):
+    """Cross-lingual: the English CDC section on hand hygiene answers a German question."""
+    question = "Ist die Händedesinfektion in der ambulanten Versorgung wichtig?"
+    body = httpx.post(f"{app_url}/chat", json={"message": question}, timeout=60).json()
+    assert not body["refused"], body["content"]
+    assert body["content"].startswith("Belege aus englischsprachigen Quellen")  # the asker's language
+    _check_citations(body)
+    assert any(c["page"] in (8, 9) and "Hand Hygiene" in c["section_path"] for c in body["citations"])
+    assert "Ich habe" not in body["content"] and "medizinische" in body["disclaimer"]
 
 
 def test_off_corpus_question_is_refused(app_url):
