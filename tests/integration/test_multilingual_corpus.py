@@ -59,6 +59,7 @@ def built(tmp_path_factory, sample):
     home = tmp_path_factory.mktemp("store")
     cfg = load_config(REPO / "configs" / "local.yaml", [
         f"stores.graph.path={home}/graph.sqlite", f"stores.vector.path={home}/qdrant",
+        f"app.path={home}/app.sqlite",  # its own quota counts, not the checkout's
         "embedding.dense=hashing", "ray.num_cpus=2"])
     summary = build_corpus(cfg, [str(sample)])
     return cfg, summary

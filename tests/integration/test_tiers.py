@@ -67,7 +67,7 @@ def app_url(tmp_path_factory):
     data = json.loads((REPO / "data" / "demo" / "pubmedqa_demo.json").read_text())
     (corpus / "abstracts.json").write_text(json.dumps({k: data[k] for k in sorted(data)[:20]}))
     sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
-            f"serve.port={_free_port()}", "tiers.medium=gemma", "tiers.large=gemma",
+            f"app.path={root}/app.sqlite", f"serve.port={_free_port()}", "tiers.medium=gemma", "tiers.large=gemma",
             f"tiers.engines.gemma.idle_sleep_s={IDLE_SLEEP_S}", "tiers.monitor_interval_s=0.5",
             "tiers.engines.gemma.max_tokens=48", "tiers.engines.gemma.max_evidence=3",
             "tiers.engines.gemma.evidence_chars=400", "serve.answer_timeout_s=240"]
