@@ -293,8 +293,7 @@ class RerankConfig(_Model):
 
 
 # the extractive composer's sentence features (medgraph/generate/sentences.py) and their default weights
-DEFAULT_SENTENCE_WEIGHTS = {"relevance": 1.0, "lexical": 1.0, "entity": 0.3, "type": 0.3, "role": 0.2,
-                            "other_language": -1.0, "dense": 1.0}
+DEFAULT_SENTENCE_WEIGHTS = {"relevance": 1.0, "lexical": 1.0, "entity": 0.3, "type": 0.3, "role": 0.2, "dense": 1.0}
 
 
 class AnswerConfig(_Model):

@@ -6,15 +6,15 @@ that contains it. Quoting keeps each sentence's language; the answer speaks the 
 only in its lead line.
 
 1. Evidence below ``answer.min_relevance`` (the reranker's calibrated relevance) is not used.
-2. Every sentence of the rest (in the asker's language or English, see 4) is scored for the question (``medgraph.generate.sentences``: passage
-   relevance, IDF-weighted term overlap, the question's entities, the kind of answer asked for,
-   finding vs aim, language, and with an embedder the dense question–sentence similarity; weights
-   ``answer.sentence_weights``).
+2. Every sentence of the rest (in the asker's language or English, see 4) is scored for the
+   question (``medgraph.generate.sentences``: passage relevance, IDF-weighted term overlap, the
+   question's entities, the kind of answer asked for, finding vs aim, and with an embedder the
+   dense question–sentence similarity; weights ``answer.sentence_weights``).
 3. Sentences below ``answer.min_sentence_score``, or below ``answer.relative_floor`` times the
    best sentence's score, are dropped; so are a document's aims and methods (role −1) when a
    finding or a neutral sentence of the same document is left (``answer.findings_first``); the
-   best ones are kept, at most ``max_sentences`` and
-   ``max_per_chunk`` per passage, in the order of the evidence and of the text.
+   best ones are kept, at most ``max_sentences`` and ``max_per_chunk`` per passage, in the
+   order of the evidence and of the text.
 4. Quotes are in the asker's language or in English, never in a third language (a Chinese
    passage is no answer for a German reader; the English or German version of the same finding
    usually exists): with nothing left, the answer is a refusal.

@@ -22,8 +22,6 @@ set). Output: ``ScoredSentence`` records, one per candidate sentence, with its f
 - ``role``: +1 for findings, conclusions and recommendations, −1 for aims, background and
   methods: the section label (RESULTS / CONCLUSIONS of structured abstracts, Ergebnisse, 结论 ...),
   then cue phrases of the sentence ("To evaluate ...", "We aimed ...", "... suggest ...").
-- ``other_language``: 1 when the sentence is in neither the question's language nor English (the
-  extractive composer does not quote those at all; the feature is for other callers).
 - ``dense``: the question–sentence similarity of the dense embedder (its ``dense_feature`` scale),
   when the composer has an embedder (``answer.sentence_dense``): for sentences in another
   language than the question (``cross_lingual``; term overlap cannot see a German question's
@@ -232,7 +230,6 @@ def score_sentences(analysis: QueryAnalysis, evidence: Sequence[Candidate], weig
             "entity": len(named) / len(patterns) if patterns else 0.0,
             "type": float(any(ANSWER_CUES[k].search(sentence) for k in kinds)),
             "role": float(sentence_role(sentence, cand.chunk.section_path)),
-            "other_language": float(s_lang not in (lang, "en")),
             "dense": sim if sim is not None else 0.0,
         }
         score = sum(weights.get(f, 0.0) * v for f, v in features.items())
