@@ -29,7 +29,9 @@ set). Output: ``ScoredSentence`` records, one per candidate sentence, with its f
   passages, at most ``answer.dense_max_sentences`` in passage order. Costs one embedding per
   sentence (~30 ms each with e5 on one CPU thread).
 
-A sentence is a candidate when it has at least ``MIN_SENTENCE_TOKENS`` tokens, is not a reference
+Sentences lose a trailing list marker left by the splitter ("... care. f."); a list's lead-in
+("... include:") is no candidate. A sentence is a candidate when it has at least
+``MIN_SENTENCE_TOKENS`` tokens, is not a reference
 list entry (``is_reference``: a References / Literatur / 参考文献 section, or citation marks such
 as "2014;42(1):12-6", "et al.", a URL) and shares a term or an entity with the question, or has a
 dense score.
@@ -119,6 +121,17 @@ _CITATION = _rx(r"\b(?:19|20)\d\d\s*;\s*\d+\s*(?:\(\d+\))?\s*:\s*\d+|\bet al\.|h
                 r"|\bavailable (?:at|from)\s*:|[\w.]+@[\w-]+\.\w")
 
 
+# the next list item's marker left at a sentence's end by the splitter: "... include: a." / "... care. f."
+_TRAILING_MARKER = re.compile(r"(?<=[.:;])\s+(?:[a-zA-Z]|[ivx]{1,4}|\d{1,2})[.)]$")
+
+
+def clean_sentence(sentence: str) -> str | None:
+    """The sentence without a trailing list marker; None for a list's lead-in ("... include:"),
+    which says nothing without its items."""
+    text = _TRAILING_MARKER.sub("", sentence.strip())
+    return None if text.endswith((":", "：")) else text
+
+
 def is_reference(sentence: str, section_path: Sequence[str]) -> bool:
     """A bibliography entry or front matter (by its section: References, Acknowledgements, Funding
     ...; or by citation marks such as "2014;42(1):12-6", "et al.", a URL, an e-mail address):
@@ -187,8 +200,11 @@ def score_sentences(analysis: QueryAnalysis, evidence: Sequence[Candidate], weig
     for rank, cand in enumerate(evidence):
         if cand.chunk is None:
             continue
-        for pos, sentence in enumerate(split_sentences(cand.chunk.text)):
-            if count_tokens(sentence) >= MIN_SENTENCE_TOKENS and not is_reference(sentence, cand.chunk.section_path):
+        for pos, raw in enumerate(split_sentences(cand.chunk.text)):
+            sentence = clean_sentence(raw)
+            if sentence is None or count_tokens(sentence) < MIN_SENTENCE_TOKENS:
+                continue
+            if not is_reference(sentence, cand.chunk.section_path):
                 pieces.append((rank, pos, sentence, cand, tokenize(sentence, language=cand.chunk.language)))
     if not pieces:
         return []

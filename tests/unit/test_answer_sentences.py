@@ -9,7 +9,13 @@ import pytest
 from medgraph.config.models import AnswerConfig
 from medgraph.generate.engines import ExtractiveEngine, answer_deltas
 from medgraph.generate.extractive import ExtractiveComposer, lead_line
-from medgraph.generate.sentences import is_reference, question_types, score_sentences, sentence_role
+from medgraph.generate.sentences import (
+    clean_sentence,
+    is_reference,
+    question_types,
+    score_sentences,
+    sentence_role,
+)
 from medgraph.retrieve.rerank import FeatureReranker
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.schemas import Chunk, Mention
@@ -44,6 +50,20 @@ def test_sentence_role_prefers_findings_over_aims():
     assert sentence_role("Mortality was lower in the metformin group.", ["Conclusions"]) == 1
     assert sentence_role("These data suggest that metformin is safe in heart failure.", ["Abstract"]) == 1
     assert sentence_role("Metformin was given to patients.", ["Abstract"]) == 0
+
+
+def test_list_markers_are_cut_and_list_lead_ins_are_not_quoted():
+    assert clean_sentence("If hands move from a contaminated site during patient care. f.") == \
+        "If hands move from a contaminated site during patient care."
+    assert clean_sentence("Key situations where hand hygiene should be performed include: a.") is None
+    assert clean_sentence("The dose was 2.5 mg daily.") == "The dose was 2.5 mg daily."  # no marker: unchanged
+    assert clean_sentence("Use gloves (see section 4.)") == "Use gloves (see section 4.)"
+    analysis = QueryAnalysis("When should hand hygiene be performed?", "en")
+    passage = ("Key situations where hand hygiene should be performed include: a. Hand hygiene is performed before "
+               "touching a patient, even if gloves will be worn. b. After contact with blood or body fluids.")
+    answer = ExtractiveComposer(AnswerConfig()).generate(analysis.text, analysis, [_cand("cdc", passage, 0.8)])
+    assert not answer.refused and "include:" not in answer.content
+    assert all(s in passage and not s.endswith(" b.") for s, _ in answer.sentences)  # still verbatim quotes
 
 
 def test_reference_lists_and_front_matter_are_never_quoted():
