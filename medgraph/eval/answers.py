@@ -104,7 +104,7 @@ def _section_hit(section: str | None, path: Sequence[str]) -> bool:
     if not section:
         return True
     wanted = section.casefold()
-    return any(wanted == p.casefold() or wanted in p.casefold() for p in path)
+    return any(wanted in p.casefold() for p in path)
 
 
 _rouge: Any = None
@@ -237,9 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     missing = [p for p in [*args.corpus, args.dev, *([args.test] if args.test else [])] if not p.is_file()]
     if missing:
         ap.error(f"no such file: {', '.join(map(str, missing))}")
-    splits = {"dev": read_answer_queries(args.dev, parse_range(args.dev_range), args.limit)}
+    try:  # a malformed question file or range is the caller's error, said in one line (as `retrieval` does)
+        splits = {"dev": read_answer_queries(args.dev, parse_range(args.dev_range), args.limit)}
+        if args.test:
+            splits["test"] = read_answer_queries(args.test, parse_range(args.test_range), args.limit)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.test:
-        splits["test"] = read_answer_queries(args.test, parse_range(args.test_range), args.limit)
         overlap = {q.text for q in splits["dev"]} & {q.text for q in splits["test"]}
         if overlap:
             print(f"error: {len(overlap)} questions are in both dev and test; they must be different questions",

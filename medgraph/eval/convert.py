@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--test-ids", type=Path, help="JSON keyed by the PMIDs of the test split (test_ground_truth.json)")
     ap.add_argument("--test-queries", type=Path, help="output JSONL of the --test-ids questions")
     args = ap.parse_args(argv)
+    if (args.test_ids is None) != (args.test_queries is None):
+        ap.error("--test-ids and --test-queries go together")
     counts = convert_pubmedqa(args.input, args.corpus, args.queries, args.hold_out_conclusion,
                               args.test_ids, args.test_queries)
     print(json.dumps({**counts, "corpus": str(args.corpus), "queries": str(args.queries)}))

@@ -103,6 +103,9 @@ def test_convert_holds_the_conclusion_out_and_splits_by_test_ids(tmp_path: Path)
     test_q = [json.loads(x) for x in test.read_text().splitlines()]
     assert [q["query_id"] for q in dev_q] == ["111"] and [q["query_id"] for q in test_q] == ["222"]
     assert dev_q[0]["reference"] == "Metformin helped." and dev_q[0]["final_decision"] == "yes"
+    with pytest.raises(SystemExit):  # the CLI says so before reading anything
+        eval_main(["convert-pubmedqa", "--input", str(src), "--corpus", str(corpus), "--queries", str(dev),
+                   "--test-ids", str(tmp_path / "test_ids.json")])
     with pytest.raises(ValueError, match="go together"):
         from medgraph.eval.convert import convert_pubmedqa
 
@@ -152,3 +155,8 @@ def test_cli_runs_the_agent_per_split(tmp_path: Path, monkeypatch: pytest.Monkey
     overlap = _write(tmp_path / "overlap.jsonl", [json.loads(dev.read_text().splitlines()[0])])
     assert eval_main(["answers", "--corpus", str(corpus), "--dev", str(dev), "--test", str(overlap)]) == 2
     assert "in both dev and test" in capsys.readouterr().err
+    bad = _write(tmp_path / "bad.jsonl", [{"query_id": "b1", "text": "Is it safe?", "language": "en"}])
+    assert eval_main(["answers", "--corpus", str(corpus), "--dev", str(bad)]) == 2  # no gold document
+    assert "names no gold document" in capsys.readouterr().err
+    assert eval_main(["answers", "--corpus", str(corpus), "--dev", str(dev), "--dev-range", "5-1"]) == 2
+    assert "FIRST <= LAST" in capsys.readouterr().err
