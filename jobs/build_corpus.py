@@ -3,11 +3,20 @@
     python -m jobs.build_corpus --config configs/local.yaml --input data/demo [--set a.b=c ...]
     ray job submit --working-dir . -- python -m jobs.build_corpus --config configs/cluster.yaml --input ...
 
-Stages run on Ray Data actor pools sized in ``pipeline:`` of the config. With embedded stores
-(SQLite, Qdrant local mode: one owner process) the driver is the single writer and consumes the
-stream; with server stores a pool of writer actors writes directly. Re-running is idempotent:
-documents already complete with the same content are skipped, partial ones are redone. The run,
-its counts and every failure with its reason are recorded in the graph store.
+Stages run on Ray Data actor pools sized in ``pipeline:`` of the config; chunking, extraction and
+embedding are the steps of ``medgraph.index.pipeline``. Writes:
+
+- with server stores (Neo4j and a Qdrant server) a pool of writer actors (``pipeline.write``,
+  autoscaled between ``min_actors`` and ``max_actors``) writes directly; the driver only reads the
+  writers' per-batch summaries;
+- with an embedded store on either side (SQLite, Qdrant local mode: one owner process) the driver
+  is the single writer and consumes the stream.
+
+Re-running is idempotent: documents already complete with the same content are skipped, partial
+ones are redone, and writes are upserts keyed by content hashes, so a batch retried after a lost
+actor or node never duplicates. The run, its progress (every few seconds: documents done, failed,
+skipped, chunks, chunks/s), its summary and every failure with its reason are recorded in the graph
+store, where ``GET /health/ready`` reads them.
 """
 
 from __future__ import annotations
@@ -80,36 +89,76 @@ def build_dataset(cfg: MedGraphConfig, shards: list[Any], complete: dict[str, st
     )
 
 
-class Progress:
-    """Logs documents and chunks written, with rates, at most every ``every`` seconds."""
+def writer_pool(cfg: MedGraphConfig) -> bool:
+    """Whether writer actors write (both stores are servers) or the driver does (an embedded store)."""
+    return cfg.stores.graph.kind == "neo4j" and cfg.stores.vector.kind == "qdrant_server"
 
-    def __init__(self, every: float = 5.0) -> None:
+
+def write_dataset(cfg: MedGraphConfig, ds: Any, run_id: str) -> Any:
+    """The writer pool's stage: embedded chunk rows in, one summary row per written batch out."""
+    from jobs.stages import Write
+
+    return ds.map_batches(
+        Write, batch_size=cfg.pipeline.write.batch_size, batch_format="numpy", **_pool(cfg.pipeline.write),
+        fn_constructor_kwargs={"stores": cfg.stores, "vocab_path": cfg.vocabulary.path, "run_id": run_id},
+    )
+
+
+class Progress:
+    """The run's progress: logged, and recorded with the run in the graph store (``report_progress``),
+    at most every ``every`` seconds."""
+
+    def __init__(self, graph: Any, run_id: str, every: float = 5.0) -> None:
+        self.graph, self.run_id = graph, run_id
         self.start = self.last = time.monotonic()
         self.every = every
         self.stats = WriteStats()
         self.skipped = 0
-        self.failures: list[Failure] = []
+        self.failures: dict[tuple[str, str, str], Failure] = {}  # one per (document, source, stage)
 
-    def tick(self) -> None:
+    def add_failures(self, failures: list[Failure]) -> None:
+        for f in failures:
+            self.failures.setdefault((f.doc_id, f.source, f.stage), f)
+
+    def snapshot(self) -> dict[str, Any]:
+        elapsed = time.monotonic() - self.start
+        return {"documents_done": len(set(self.stats.documents_completed)), "documents_skipped": self.skipped,
+                "documents_failed": len(self.failures), "chunks": self.stats.chunks, "mentions": self.stats.mentions,
+                "elapsed_s": round(elapsed, 1), "chunks_per_s": round(self.stats.chunks / max(elapsed, 1e-9), 1)}
+
+    def tick(self, force: bool = False) -> None:
         now = time.monotonic()
-        if now - self.last >= self.every:
+        if force or now - self.last >= self.every:
             self.last = now
-            rate = self.stats.chunks / max(now - self.start, 1e-9)
-            log.info("written %d documents, %d chunks (%.1f chunks/s), %d skipped, %d failed",
-                     len(self.stats.documents_completed), self.stats.chunks, rate, self.skipped, len(self.failures))
+            snap = self.snapshot()
+            log.info("written %d documents, %d chunks (%.1f chunks/s), %d skipped, %d failed", snap["documents_done"],
+                     snap["chunks"], snap["chunks_per_s"], snap["documents_skipped"], snap["documents_failed"])
+            try:
+                self.graph.report_progress(self.run_id, snap)
+            except Exception as exc:  # progress is informative; a store hiccup must not stop the build
+                log.warning("could not record progress: %s", exc)
 
 
 def consume(ds: Any, writer: CorpusWriter, run_id: str, batch_size: int, progress: Progress) -> None:
     """The single-writer path: the driver owns the embedded stores and writes every batch."""
-    from jobs.stages import rows_of, to_indexed
+    from jobs.stages import batch_failures, rows_of, to_indexed
 
     for batch in ds.iter_batches(batch_size=batch_size, batch_format="numpy"):
         rows = rows_of(batch)
-        failed = [Failure(r["error_source"], r["error_stage"], r["error"], r["doc_id"]) for r in rows if r["kind"] == "failure"]
+        failed = batch_failures(rows)
         writer.record_failures(run_id, failed)
-        progress.failures.extend(failed)
+        progress.add_failures(failed)
         progress.skipped += sum(1 for r in rows if r["kind"] == "skipped")
         progress.stats.add(writer.write([to_indexed(r) for r in rows if r["kind"] == "chunk"]))
+        progress.tick()
+
+
+def consume_summaries(ds: Any, progress: Progress) -> None:
+    """The writer-pool path: the writers have written; the driver adds up their batch summaries."""
+    for row in ds.iter_rows():
+        progress.stats.add(WriteStats(int(row["chunks"]), int(row["mentions"]), json.loads(str(row["completed_json"]))))
+        progress.skipped += int(row["skipped"])
+        progress.add_failures([Failure(**f) for f in json.loads(str(row["failures_json"]))])
         progress.tick()
 
 
@@ -134,19 +183,26 @@ def build_corpus(cfg: MedGraphConfig, inputs: list[str], run_id: str | None = No
     del probe
     files, input_failures = expand_inputs(inputs)
     shards = plan_shards(files, cfg.pipeline.records_per_shard)
-    writer.graph.start_run(run_id, {"inputs": [str(i) for i in inputs], "files": len(files), "shards": len(shards)})
-    progress = Progress()
+    pooled = writer_pool(cfg)
+    writer.graph.start_run(run_id, {"inputs": [str(i) for i in inputs], "files": len(files), "shards": len(shards),
+                                    "writers": "pool" if pooled else "driver"})
+    progress = Progress(writer.graph, run_id)
     writer.record_failures(run_id, input_failures)
-    progress.failures.extend(input_failures)
+    progress.add_failures(input_failures)
     status = "failed"
     try:
         if shards:
             init_ray(cfg.ray)
             ds = build_dataset(cfg, shards, writer.graph.document_hashes(complete_only=True))
-            consume(ds, writer, run_id, cfg.pipeline.write.batch_size, progress)
+            if pooled:
+                consume_summaries(write_dataset(cfg, ds, run_id), progress)
+            else:
+                consume(ds, writer, run_id, cfg.pipeline.write.batch_size, progress)
         status = "succeeded"
     finally:
-        summary = _summary(run_id, started, files, progress, writer.graph.counts(), status)
+        progress.tick(force=True)
+        counts = {**writer.graph.counts(), "vectors": writer.vectors.count()}
+        summary = _summary(run_id, started, files, progress, counts, status)
         writer.graph.finish_run(run_id, status, summary)
         writer.graph.close()
         writer.vectors.close()
@@ -164,7 +220,7 @@ def _summary(run_id: str, started: float, files: list[Path], progress: Progress,
         "documents_skipped": progress.skipped,
         "chunks_written": progress.stats.chunks,
         "mentions_written": progress.stats.mentions,
-        "failures": [{"source": f.source, "stage": f.stage, "reason": f.reason} for f in progress.failures],
+        "failures": [{"source": f.source, "stage": f.stage, "reason": f.reason} for f in progress.failures.values()],
         "store": counts,
         "seconds": round(elapsed, 2),
         "chunks_per_s": round(progress.stats.chunks / elapsed, 2) if elapsed else 0.0,
@@ -177,7 +233,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     print(f"  this run: {summary['documents_written']} documents, {summary['chunks_written']} chunks, "
           f"{summary['mentions_written']} mentions written; {summary['documents_skipped']} documents unchanged")
     print(f"  store:    {store['documents']} documents, {store['chunks']} chunks, "
-          f"{store['mentions']} mentions, {store['entities']} entities")
+          f"{store['mentions']} mentions, {store['entities']} entities, {store['vectors']} vectors")
     print(f"  failures: {len(summary['failures'])}")
     for f in summary["failures"]:
         print(f"    {f['source']} [{f['stage']}]: {f['reason']}")

@@ -1,11 +1,14 @@
 """Ray Data stage adapters for the corpus build.
 
 Each adapter is a callable class: ``__init__`` builds its model or index once per actor,
-``__call__`` converts a batch to records, calls the Ray-free operation from ``medgraph``, and
-converts back. Parsing and OCR are their own stages (``Parse`` → ``OcrAndChunk``), each document
-in an isolated process with time and memory limits. From chunking on, rows share one flat
-schema (``kind``: ``chunk`` | ``failure`` | ``skipped``) so that a failed or skipped document
-travels through the pipeline to the summary without ever stopping it.
+``__call__`` converts a batch to records, calls the Ray-free operation from ``medgraph``
+(chunking, extraction and embedding are the steps of ``medgraph.index.pipeline``, the code every
+index writer runs), and converts back. Parsing and OCR are their own stages (``Parse`` →
+``OcrAndChunk``), each document in an isolated process with time and memory limits. From chunking
+on, rows share one flat schema (``kind``: ``chunk`` | ``failure`` | ``skipped``) so that a failed
+or skipped document travels through the pipeline to the summary without ever stopping it: when a
+step fails on a document, each of its chunk rows becomes a failure row with the stage and reason.
+``Write`` is the writer pool of builds with server stores (each actor writes its batches directly).
 """
 
 from __future__ import annotations
@@ -17,12 +20,19 @@ from typing import Any
 
 import numpy as np
 
-from medgraph.config.models import ChunkingConfig, EmbeddingConfig, LinkingConfig, NerConfig, ParseConfig
-from medgraph.extract.normalise import normalise
+from medgraph.config.models import (
+    ChunkingConfig,
+    EmbeddingConfig,
+    LinkingConfig,
+    NerConfig,
+    ParseConfig,
+    StoresConfig,
+)
+from medgraph.index.pipeline import chunk_documents, embed_chunks, extract_mentions
 from medgraph.index.writer import IndexedChunk
 from medgraph.ingest.chunking import Chunker
 from medgraph.ingest.loaders import PDF_SUFFIXES, Shard, file_doc_id, load_shard
-from medgraph.schemas import Chunk, Document, Failure, indexed_text, mentions_from_json, mentions_to_json
+from medgraph.schemas import Chunk, Document, Failure, mentions_from_json, mentions_to_json
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +42,7 @@ Batch = dict[str, Any]
 def _base_row(kind: str) -> dict[str, Any]:
     row = Chunk("", "", 0, "", [], "", "", 0, "").to_row()
     row.update(kind=kind, source_id="", source_path="", error_source="", error_stage="", error="",
-               mentions_json="[]", timings_json="[]")
+               mentions_json="[]")
     return row
 
 
@@ -151,21 +161,33 @@ class OcrAndChunk:
             return Failure(parsed.path, "ocr", _reason(exc), file_doc_id(Path(parsed.path)))
 
     def _chunk(self, doc: Document) -> list[dict[str, Any]]:
-        try:
-            chunks = self.chunker.chunk(doc)
-        except Exception as exc:  # a document that breaks the chunker fails alone
-            return [failure_row(Failure(doc.source_path, "chunk", f"{type(exc).__name__}: {exc}", doc.doc_id))]
-        if not chunks:
-            return [failure_row(Failure(doc.source_path, "chunk", "no text to index", doc.doc_id))]
-        return [chunk_row(c, doc) for c in chunks]
+        batch = chunk_documents([doc], self.chunker)
+        return [failure_row(f) for f in batch.failures] + [chunk_row(it.chunk, doc) for it in batch.items]
 
 
 def _chunk_rows(batch: Batch) -> list[int]:
     return [i for i, kind in enumerate(batch["kind"]) if kind == "chunk"]
 
 
+def _items(batch: Batch, rows: list[int]) -> list[IndexedChunk]:
+    return [to_indexed({k: v[i] for k, v in batch.items()}) for i in rows]
+
+
+def _fail_rows(batch: Batch, rows: list[int], items: list[IndexedChunk], failures: list[Failure]) -> None:
+    """Turn the chunk rows of the documents that failed a step into failure rows (same schema)."""
+    if not failures:
+        return
+    failed = {f.doc_id: f for f in failures}
+    columns = {k: list(v) for k, v in batch.items() if k in ("kind", "error_source", "error_stage", "error")}
+    for i, it in zip(rows, items, strict=True):
+        if (f := failed.get(it.chunk.doc_id)) is not None:
+            columns["kind"][i], columns["error_source"][i] = "failure", f.source
+            columns["error_stage"][i], columns["error"][i] = f.stage, f.reason
+    batch.update(columns)
+
+
 class Extract:
-    """Normalise units and dosing frequencies, then NER + MeSH linking on each chunk."""
+    """Normalise units, then NER + MeSH linking on each chunk (``medgraph.index.pipeline.extract_mentions``)."""
 
     def __init__(self, vocab_path: str, ner: NerConfig, linking: LinkingConfig, normalise_text: bool) -> None:
         from medgraph.link import EntityExtractor
@@ -175,21 +197,22 @@ class Extract:
         self.normalise_text = normalise_text
 
     def __call__(self, batch: Batch) -> Batch:
-        texts = list(batch["text"])
-        mentions = list(batch["mentions_json"])
-        timings = list(batch["timings_json"])
-        for i in _chunk_rows(batch):
-            if self.normalise_text:
-                norm = normalise(texts[i])
-                texts[i] = norm.text
-                timings[i] = json.dumps([t.__dict__ for t in norm.timings], ensure_ascii=False)
-            mentions[i] = mentions_to_json(self.extractor.extract(texts[i], str(batch["language"][i])))
-        batch["text"], batch["mentions_json"], batch["timings_json"] = texts, mentions, timings
+        rows = _chunk_rows(batch)
+        items = _items(batch, rows)
+        done, failures = extract_mentions(list(items), self.extractor, self.normalise_text)
+        ok = {id(it) for it in done}
+        texts, mentions = list(batch["text"]), list(batch["mentions_json"])
+        for i, it in zip(rows, items, strict=True):
+            if id(it) in ok:
+                texts[i], mentions[i] = it.chunk.text, mentions_to_json(it.mentions)
+        batch["text"], batch["mentions_json"] = texts, mentions
+        _fail_rows(batch, rows, items, failures)
         return batch
 
 
 class Embed:
-    """Dense and sparse vectors for each chunk (zeros / empty for failure and skipped rows)."""
+    """Dense and sparse vectors for each chunk (``medgraph.index.pipeline.embed_chunks``; zeros / empty
+    for failure and skipped rows)."""
 
     def __init__(self, cfg: EmbeddingConfig) -> None:
         from medgraph.embed import make_embedder
@@ -198,18 +221,64 @@ class Embed:
 
     def __call__(self, batch: Batch) -> Batch:
         rows = _chunk_rows(batch)
-        texts = [indexed_text(str(batch["title"][i]), str(batch["text"][i])) for i in rows]
-        languages = [str(batch["language"][i]) for i in rows]
+        items = _items(batch, rows)
+        done, failures = embed_chunks(list(items), self.embedder)
+        ok = {id(it) for it in done}
         n = len(batch["kind"])
         dense = np.zeros((n, self.embedder.dim), dtype=np.float32)
         sparse = ["{}"] * n
-        if texts and self.embedder.has_dense:
-            dense[rows] = self.embedder.embed_dense(texts)
-        if texts and self.embedder.has_sparse:
-            for i, vec in zip(rows, self.embedder.embed_sparse(texts, languages), strict=True):
-                sparse[i] = json.dumps({"indices": [int(x) for x in vec.indices], "values": [float(x) for x in vec.values]})
+        for i, it in zip(rows, items, strict=True):
+            if id(it) not in ok:
+                continue
+            if it.dense is not None:
+                dense[i] = it.dense
+            if it.sparse is not None:
+                sparse[i] = json.dumps({"indices": [int(x) for x in it.sparse.indices],
+                                        "values": [float(x) for x in it.sparse.values]})
         batch["dense"], batch["sparse_json"] = dense, sparse
+        _fail_rows(batch, rows, items, failures)
         return batch
+
+
+def batch_failures(rows: list[dict[str, Any]]) -> list[Failure]:
+    """The failures of a batch of rows, one per document and stage."""
+    seen: dict[tuple[str, str, str], Failure] = {}
+    for r in rows:
+        if r["kind"] == "failure":
+            f = Failure(str(r["error_source"]), str(r["error_stage"]), str(r["error"]), str(r["doc_id"]))
+            seen.setdefault((f.doc_id, f.source, f.stage), f)
+    return list(seen.values())
+
+
+class Write:
+    """A writer actor (builds with server stores): writes its batches of embedded chunk rows straight
+    into the graph and vector stores through ``CorpusWriter`` and records the batch's failures.
+
+    Writes are idempotent (content-hash chunk and point IDs, upserts), so a batch retried after a
+    lost actor or node is written again without duplicates; a document is marked complete by
+    whichever writer writes its last chunk. Returns one summary row per batch, for the driver's
+    progress and the run's summary."""
+
+    def __init__(self, stores: StoresConfig, vocab_path: str, run_id: str) -> None:
+        from medgraph.index.writer import CorpusWriter
+        from medgraph.ontology.vocabulary import Vocabulary
+        from medgraph.stores import make_graph_store, make_vector_store
+
+        vocab = Vocabulary.load(vocab_path)
+        self.writer = CorpusWriter(make_graph_store(stores.graph), make_vector_store(stores.vector), vocab.get)
+        self.run_id = run_id
+
+    def __call__(self, batch: Batch) -> Batch:
+        rows = rows_of(batch)
+        failures = batch_failures(rows)
+        self.writer.record_failures(self.run_id, failures)
+        stats = self.writer.write([to_indexed(r) for r in rows if r["kind"] == "chunk"])
+        return {
+            "chunks": np.array([stats.chunks]), "mentions": np.array([stats.mentions]),
+            "skipped": np.array([sum(1 for r in rows if r["kind"] == "skipped")]),
+            "completed_json": np.array([json.dumps(stats.documents_completed)]),
+            "failures_json": np.array([json.dumps([f.__dict__ for f in failures], ensure_ascii=False)]),
+        }
 
 
 def rows_of(batch: Batch) -> list[dict[str, Any]]:

@@ -8,7 +8,8 @@
 Input: corpus JSONL files (``{doc_id, title, text | sections, language}``, read by the project's
 loader; several files are one corpus, in order) and query JSONL files (``{query_id, text, language,
 relevant_doc_ids, graded?: {doc_id: grade}}``). The corpus is indexed in-process with the
-project's stages (chunk, normalise, NER + linking, embed, ``CorpusWriter`` into embedded stores).
+project's indexing pipeline (``medgraph.index.pipeline``: chunk, normalise, NER + linking, embed;
+``CorpusWriter`` into embedded stores), the code the corpus job's stages run.
 The index is cached under ``$MEDGRAPH_HOME/eval-cache/<key>`` (key: corpus file hashes + the
 config sections that shape the index), so a re-run with other retrieval settings only queries.
 
@@ -245,6 +246,7 @@ def build_index(corpus: Path | Sequence[Path], cfg: MedGraphConfig, dest: Path, 
 
     ``models``: (vocabulary, ``EntityExtractor``, embedder).
     """
+    from medgraph.index.pipeline import IndexModels
     from medgraph.index.writer import CorpusWriter
     from medgraph.ingest.chunking import Chunker
     from medgraph.ingest.loaders import load_shard, plan_shards
@@ -260,11 +262,11 @@ def build_index(corpus: Path | Sequence[Path], cfg: MedGraphConfig, dest: Path, 
     graph, vectors = _stores(dest)
     vectors.ensure_collection(embedder.dim, embedder.sparse_idf)
     writer = CorpusWriter(graph, vectors, vocab.get)
-    stages = (Chunker(cfg.chunking), extractor, embedder)
+    pipeline = IndexModels(Chunker(cfg.chunking), extractor, embedder, cfg.normalise.enabled)
     chunk_doc: dict[str, str] = {}
     try:
         for start in range(0, len(docs), BATCH_DOCS):
-            written = _index_batch(docs[start:start + BATCH_DOCS], cfg.normalise.enabled, stages, writer)
+            written = _index_batch(docs[start:start + BATCH_DOCS], pipeline, writer)
             chunk_doc.update(written)
             done = min(start + BATCH_DOCS, len(docs))
             rate = done / max(time.monotonic() - started, 1e-9)
@@ -278,27 +280,15 @@ def build_index(corpus: Path | Sequence[Path], cfg: MedGraphConfig, dest: Path, 
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 
-def _index_batch(docs: list[Any], normalise_text: bool, stages: tuple[Any, Any, Any], writer: Any) -> dict[str, str]:
-    """One batch of documents through (chunker, entity extractor, embedder) into the writer."""
-    from medgraph.extract.normalise import normalise
-    from medgraph.index.writer import IndexedChunk
+def _index_batch(docs: list[Any], models: Any, writer: Any) -> dict[str, str]:
+    """One batch of documents through the indexing pipeline into the writer: {chunk_id: doc_id}."""
+    from medgraph.index.pipeline import index_documents
 
-    chunker, extractor, embedder = stages
-    pairs = [(c, d) for d in docs for c in chunker.chunk(d)]
-    if not pairs:
-        return {}
-    for chunk, _ in pairs:
-        if normalise_text:
-            chunk.text = normalise(chunk.text).text
-    texts = [c.indexed_text for c, _ in pairs]
-    dense = embedder.embed_dense(texts) if embedder.has_dense else [None] * len(texts)
-    sparse = embedder.embed_sparse(texts, [c.language for c, _ in pairs]) if embedder.has_sparse else [None] * len(texts)
-    items = [
-        IndexedChunk(c, extractor.extract(c.text, c.language), dv, sv, d.source_id, d.source_path)
-        for (c, d), dv, sv in zip(pairs, dense, sparse, strict=True)
-    ]
-    writer.write(items)
-    return {c.chunk_id: c.doc_id for c, _ in pairs}
+    batch = index_documents(docs, models)
+    for failure in batch.failures:
+        log.warning("document not indexed: %s", failure)
+    writer.write(batch.items)
+    return {it.chunk.chunk_id: it.chunk.doc_id for it in batch.items}
 
 
 # --- the BM25 baseline ------------------------------------------------------------------------

@@ -4,12 +4,11 @@ Input: ``LiteratureRecord`` documents (from ``PubMedSource``, ``LocalDirectorySo
 Output: their chunks, mentions and vectors in the graph and vector stores the retriever reads, and
 an ``IngestReport`` (documents and chunks written, mentions, skipped documents with the reason).
 
-The documents go through the corpus build's own code, in process: the chunker
-(``medgraph.ingest.chunking``), unit normalisation, NER + MeSH linking (``EntityExtractor``), the
-embedder and ``CorpusWriter`` (vectors first, then graph chunks, then the document is marked
-complete); the batch step is the one the in-process index build uses
-(``medgraph.eval.retrieval._index_batch``), so a fetched abstract is indexed exactly as it would
-be by a corpus build. Idempotent: a document already complete in the store with the same content
+The documents go through the corpus build's own indexing pipeline, in process
+(``medgraph.index.pipeline.index_documents``: chunker, unit normalisation, NER + MeSH linking,
+embedder, each document failing alone) and ``CorpusWriter`` (vectors first, then graph chunks,
+then the document is marked complete), so a fetched abstract is indexed exactly as it would be by a
+corpus build. Idempotent: a document already complete in the store with the same content
 hash is skipped; one complete with other content is skipped too unless ``replace_existing`` (a
 fetched abstract does not overwrite a curated corpus document of the same ID). With embedded
 stores the caller must be the stores' single owner process (the Serve retriever).
@@ -27,7 +26,8 @@ from typing import Any
 
 from medgraph.config import MedGraphConfig
 from medgraph.embed.base import Embedder
-from medgraph.index.writer import CorpusWriter, IndexedChunk, WriteStats
+from medgraph.index.pipeline import IndexModels, index_documents
+from medgraph.index.writer import CorpusWriter
 from medgraph.ingest.chunking import Chunker
 from medgraph.ingest.loaders import parse_plain_text
 from medgraph.ingest.text import detect_language
@@ -66,19 +66,6 @@ def record_to_document(record: LiteratureRecord) -> Document:
     )
 
 
-class _RecordingWriter:
-    """Passes batches to the ``CorpusWriter`` and keeps their ``WriteStats``."""
-
-    def __init__(self, writer: CorpusWriter) -> None:
-        self.writer = writer
-        self.stats = WriteStats()
-
-    def write(self, items: list[IndexedChunk]) -> WriteStats:
-        stats = self.writer.write(items)
-        self.stats.add(stats)
-        return stats
-
-
 class LiveIngestor:
     """Indexes literature records into live stores; see the module docstring."""
 
@@ -89,7 +76,7 @@ class LiveIngestor:
         self.cfg = cfg
         self.graph, self.vectors = graph, vectors
         self.extractor, self.embedder = extractor, embedder
-        self.chunker = Chunker(cfg.chunking)
+        self.models = IndexModels(Chunker(cfg.chunking), extractor, embedder, cfg.normalise.enabled)
         self.writer = CorpusWriter(graph, vectors, extractor.vocab.get)
         self.replace_existing = replace_existing
         self._lock = threading.Lock()  # one ingest at a time: the writer is the stores' single writer
@@ -128,16 +115,16 @@ class LiveIngestor:
         return list(docs.values())
 
     def _write(self, docs: list[Document], report: IngestReport) -> None:
-        from medgraph.eval.retrieval import _index_batch
-
         if not self._collection_ready and self.vectors is not None:
             self.vectors.ensure_collection(self.embedder.dim, self.embedder.sparse_idf)
             self._collection_ready = True
-        writer = _RecordingWriter(self.writer)
-        stages = (self.chunker, self.extractor, self.embedder)
-        chunk_docs = _index_batch(docs, self.cfg.normalise.enabled, stages, writer)
-        complete = set(writer.stats.documents_completed)
+        batch = index_documents(docs, self.models)
+        stats = self.writer.write(batch.items)
+        complete = set(stats.documents_completed)
         report.doc_ids = [d.doc_id for d in docs if d.doc_id in complete]
-        report.chunk_ids = [c for c, d in chunk_docs.items() if d in complete]
-        report.mentions = writer.stats.mentions
-        report.skipped.extend(f"{d.doc_id}: produced no chunks" for d in docs if d.doc_id not in complete)
+        report.chunk_ids = [it.chunk.chunk_id for it in batch.items if it.chunk.doc_id in complete]
+        report.mentions = stats.mentions
+        failed = {f.doc_id: f for f in batch.failures}
+        report.skipped.extend(
+            f"{d.doc_id}: {failed[d.doc_id].stage} failed: {failed[d.doc_id].reason}" if d.doc_id in failed
+            else f"{d.doc_id}: not written" for d in docs if d.doc_id not in complete)

@@ -187,6 +187,11 @@ class EmbeddedGraphStore:
                 "INSERT OR REPLACE INTO runs VALUES (?,?,NULL,'running',?,NULL)", (run_id, time.time(), json.dumps(info))
             )
 
+    def report_progress(self, run_id: str, progress: dict[str, Any]) -> None:
+        with self._lock, self._db:
+            self._db.execute("UPDATE runs SET summary=? WHERE run_id=? AND status='running'",
+                             (json.dumps(progress), run_id))
+
     def finish_run(self, run_id: str, status: str, summary: dict[str, Any]) -> None:
         with self._lock, self._db:
             self._db.execute(

@@ -414,6 +414,11 @@ class Neo4jGraphStore:
             "MERGE (r:Run {run_id: $run_id}) SET r.started = $at, r.status = 'running', r.info_json = $info "
             "REMOVE r.finished, r.summary_json", run_id=run_id, at=time.time(), info=json.dumps(info)).consume())
 
+    def report_progress(self, run_id: str, progress: dict[str, Any]) -> None:
+        self._write(lambda tx: tx.run(
+            "MATCH (r:Run {run_id: $run_id}) WHERE r.status = 'running' SET r.summary_json = $progress",
+            run_id=run_id, progress=json.dumps(progress)).consume())
+
     def finish_run(self, run_id: str, status: str, summary: dict[str, Any]) -> None:
         self._write(lambda tx: tx.run(
             "MATCH (r:Run {run_id: $run_id}) SET r.finished = $at, r.status = $status, r.summary_json = $summary",

@@ -202,6 +202,17 @@ def test_runs_and_failures_are_recorded(store):
     assert store.failures("r0") == [] and len(store.failures()) == 2
 
 
+def test_progress_is_readable_while_a_run_is_running_and_replaced_by_its_summary(store):
+    store.start_run("r1", {"inputs": ["x"]})
+    store.report_progress("r1", {"documents_done": 4, "chunks": 10})
+    store.report_progress("r1", {"documents_done": 9, "chunks": 25})
+    run = store.last_run()
+    assert run["status"] == "running" and run["summary"] == {"documents_done": 9, "chunks": 25}
+    store.finish_run("r1", "succeeded", {"chunks_written": 30})
+    store.report_progress("r1", {"documents_done": 1})  # a late report never overwrites the summary
+    assert store.last_run()["summary"] == {"chunks_written": 30}
+
+
 def test_concurrent_writers_converge_without_duplicates(store):
     """4 threads write overlapping batches (every document by 2 threads, in different orders)."""
     corpus = random_corpus(n_chunks=120, per_doc=6, seed=11)
