@@ -8,7 +8,8 @@ Input: a corpus (JSONL records or document files such as PDFs, indexed as by ``m
 retrieval`` and cached the same way) and question files, one JSON object per line:
 - ``{query_id, text, language, answerable?: true, relevant_doc_ids?: [doc_id], doc?: file name,
   pages?: [1-based page], section?: section title, reference?: text, answer?: text}``.
-  The gold documents are ``relevant_doc_ids`` or ``file:<doc>``; ``pages`` and ``section`` say
+  The gold documents are ``relevant_doc_ids`` or ``file:<doc>`` (an indexed file, ID
+  ``file:<name>@<hash>``, matches by its name: ``gold_key``); ``pages`` and ``section`` say
   where in them the answer is; ``reference`` (or ``answer``) is a reference answer text.
   ``answerable: false`` marks questions the corpus cannot answer: they must be refused.
   PubMedQA in this format: ``convert-pubmedqa --hold-out-conclusion`` (its conclusion is the
@@ -80,7 +81,7 @@ def read_answer_queries(path: Path, lines: tuple[int, int] | None = None, limit:
         if not rec.get("text"):
             raise ValueError(f"{path}: question {n} has no text")
         answerable = bool(rec.get("answerable", True))
-        gold = [str(d) for d in rec.get("relevant_doc_ids") or []]
+        gold = [gold_key(str(d)) for d in rec.get("relevant_doc_ids") or []]
         if not gold and rec.get("doc"):
             gold = [f"file:{rec['doc']}"]
         if answerable and not gold:
@@ -96,8 +97,18 @@ def read_answer_queries(path: Path, lines: tuple[int, int] | None = None, limit:
 # --- scoring one answer -----------------------------------------------------------------------
 
 
+def gold_key(doc_id: str) -> str:
+    """What a document ID is compared by: a file document by its file name (``file:cdc.pdf@<hash>``
+    → ``file:cdc.pdf``), since a question file names the PDF, not the folder it was indexed from;
+    other IDs as they are."""
+    from medgraph.ingest.loaders import file_doc_name
+
+    name = file_doc_name(doc_id)
+    return f"file:{name}" if name is not None else doc_id
+
+
 def _is_gold(query: AnswerQuery, doc_id: str, page: int | None) -> bool:
-    return doc_id in query.gold_docs and (not query.pages or page in query.pages)
+    return gold_key(doc_id) in query.gold_docs and (not query.pages or page in query.pages)
 
 
 def _section_hit(section: str | None, path: Sequence[str]) -> bool:
@@ -148,7 +159,7 @@ def score_answer(query: AnswerQuery, answer: Any, evidence: Sequence[Any], laten
         return record
     answered = not answer.refused
     record.update({
-        "cited_gold_doc": answered and any(c.doc_id in query.gold_docs for c in answer.citations),
+        "cited_gold_doc": answered and any(gold_key(c.doc_id) in query.gold_docs for c in answer.citations),
         "cited_gold": answered and bool(gold_numbers),
         "cited_gold_section": answered and any(_section_hit(query.section, cites[n].section_path) for n in gold_numbers),
         "supported_sentences": (sum(n in gold_numbers for _, n in answer.sentences) / len(answer.sentences)

@@ -1,13 +1,27 @@
-"""Loaders: files → ``Document`` records (or ``Failure`` records, never exceptions).
+"""Loaders: corpus inputs → ``Document`` records (or ``Failure`` records, never exceptions).
 
-Inputs: paths to JSONL records, JSON arrays of records, PubMedQA's ``ori_pqal.json``, plain text,
-Markdown and PDF (text layer). Output: an iterator over ``Document | Failure``. The format is
-detected from the file (``.json`` starting with ``[``: an array of records; ``{`` with
-``CONTEXTS``: PubMedQA) and, for records, from their fields.
+Inputs (``expand_inputs``): local files, directories (recursive), globs (``data/*.xml.gz``,
+``data/**/*.nxml``) and object-store URIs (``s3://bucket/prefix/``, ``gs://...``; listed and read
+through ``medgraph.ingest.storage``, pyarrow.fs; endpoint and credentials from the environment,
+docs/inputs.md). Formats: JSONL records, JSON arrays of records, PubMedQA's ``ori_pqal.json``,
+PubMed/MEDLINE XML and PMC JATS XML (``.xml``, ``.nxml``; ``medgraph.ingest.xml_articles``,
+streamed), plain text, Markdown and PDF (text layer). Record and XML files may be gzipped
+(``.gz``, decompressed as they are read). Output: an iterator over ``Document | Failure``. The
+format is detected from the file (``.json`` starting with ``[``: an array of records; ``{`` with
+``CONTEXTS``: PubMedQA; XML: its root element) and, for records, from their fields.
 
-Big record files are read in *shards* (``Shard``: a path and a record range) so that a
-corpus in one file still spreads over many Ray tasks. A record that cannot be read fails alone,
-with its file and line (or key) as the source.
+Listing happens where the job plans (metadata only, plus the record count of JSON/JSONL files);
+reading happens in ``load_shard``. Big record files are read in *shards* (``Shard``: a path or
+URI and a record range) so that a corpus in one file still spreads over many Ray tasks; an XML
+file is one shard (a PubMed baseline file of ~30k articles is the natural unit). A record or an
+article that cannot be read fails alone, with its file and line (or key, or PMID) as the source;
+a file that breaks off (truncated XML or gzip) keeps the documents read before the break and
+adds one failure with the parser's message and position; an input that cannot be listed
+(missing path, empty glob, unknown bucket, unreachable endpoint) is one failure with the reason.
+
+Document IDs: records keep their own ``doc_id``; PubMed articles are ``pmid-<PMID>``, PMC
+articles ``pmc-<digits>``; a text or PDF file is ``file_doc_id``: ``file:<name>@<10 hex>``
+(see there).
 
 Record fields (JSONL lines or array items): ``title``; ``text`` or ``sections``
 (``[{title, text, level?, page?}]``); optional ``doc_id``, ``source_id`` (default: file name and
@@ -17,7 +31,7 @@ Huatuo/BenTsao; ``<user>:`` / ``<bot>:`` dialogue turns become lines), or ``ques
 ``answer``. GraSCCo-style letters are plain ``{doc_id, text}`` records (their PHI annotations are
 counted in ``metadata.phi_spans``; a leading BOM is dropped).
 
-Provenance: when the file's folder has a ``PROVENANCE.md`` (as the shared data sets do), its
+Provenance: when a local file's folder has a ``PROVENANCE.md`` (as the shared data sets do), its
 ``Source ...:`` and ``Licen[cs]e ...:`` lines are copied into every document's ``metadata``
 (``source``, ``licence``, ``dataset`` = the folder name); a record's own ``metadata`` wins.
 """
@@ -25,21 +39,26 @@ Provenance: when the file's folder has a ``PROVENANCE.md`` (as the shared data s
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from medgraph.ingest import storage
+from medgraph.ingest.storage import Location
 from medgraph.ingest.text import detect_language
 from medgraph.schemas import Document, Failure, Section, content_hash
 
 RECORD_SUFFIXES = {".jsonl", ".json"}
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
 PDF_SUFFIXES = {".pdf"}
-SUPPORTED = RECORD_SUFFIXES | TEXT_SUFFIXES | PDF_SUFFIXES
+XML_SUFFIXES = {".xml", ".nxml"}
+GZIP_OK = RECORD_SUFFIXES | XML_SUFFIXES  # these may also come as "<name>.<suffix>.gz"
+SUPPORTED = RECORD_SUFFIXES | TEXT_SUFFIXES | PDF_SUFFIXES | XML_SUFFIXES
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _NUMBERED_HEADING = re.compile(r"^((?:\d+\.)*\d+)\.?\s+([A-ZÄÖÜ][^.!?]{1,80})$")
@@ -52,93 +71,145 @@ _CLINICAL_SECTION = re.compile(
 _DATASET_NOTE = re.compile(r"^(PROVENANCE|README|LICEN[CS]E|NOTICE)\b", re.IGNORECASE)
 _DIALOGUE_TURN = re.compile(r"\s*<(user|bot)>\s*[:：]\s*")
 _PROVENANCE_LINE = re.compile(r"^-\s*(Source|Licen[cs]e)[^:]*:\s*(.+)$", re.IGNORECASE)
+_FILE_ID = re.compile(r"^file:(.+?)(?:@[0-9a-f]{10})?$")
 
 
 @dataclass(frozen=True)
 class Shard:
-    path: str
+    path: str  # a local path or an object-store URI
     start: int = 0
     stop: int | None = None  # record range [start, stop) for record files
 
 
-def expand_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Failure]]:
-    """Files under the given paths (directories recursively), sorted; unknown types are failures.
+def file_suffix(location: Location) -> str:
+    """The format suffix of a file name, ``.gz`` looked through for record and XML files
+    ("a.xml.gz" → ".xml"; "a.pdf" → ".pdf"; "a.txt.gz" → ".gz", not supported)."""
+    name = storage.basename(location).lower()
+    base, dot, ext = name.rpartition(".")
+    if not dot:
+        return ""
+    if ext == "gz" and "." in base:
+        inner = "." + base.rpartition(".")[2]
+        return inner if inner in GZIP_OK else ".gz"
+    return "." + ext
 
-    In a directory, a data set's own notes (``PROVENANCE.md``, ``README*``, ``LICENSE*``,
-    ``NOTICE*``) are not documents; named as an input, such a file is loaded.
+
+def _wanted(path: str) -> bool:
+    """A file a directory, prefix or glob contributes: a supported type, not a data set's notes."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return file_suffix(name) in SUPPORTED and not _DATASET_NOTE.match(name)
+
+
+def expand_inputs(inputs: Iterable[Location]) -> tuple[list[Location], list[Failure]]:
+    """Files under the given inputs, sorted and deduplicated; local files as absolute ``Path``s,
+    object-store files as URI strings. A named file of an unknown type, or an input that cannot
+    be listed, is a failure with the reason (never an exception).
+
+    In a directory, prefix or glob, a data set's own notes (``PROVENANCE.md``, ``README*``,
+    ``LICENSE*``, ``NOTICE*``) and files of other types are skipped; named as an input, such a
+    note is loaded.
     """
-    files: list[Path] = []
+    files: set[Location] = set()
     failures: list[Failure] = []
     for raw in inputs:
-        path = Path(raw)
-        if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*")
-                                if p.is_file() and p.suffix.lower() in SUPPORTED and not _DATASET_NOTE.match(p.name)))
-        elif path.is_file():
-            if path.suffix.lower() in SUPPORTED:
-                files.append(path)
-            else:
-                failures.append(Failure(str(path), "load", f"unsupported file type {path.suffix!r}"))
-        else:
-            failures.append(Failure(str(path), "load", "no such file or directory"))
-    return sorted(set(files)), failures
-
-
-def plan_shards(files: list[Path], records_per_shard: int = 64) -> list[Shard]:
-    """One shard per text/PDF file; record files are cut into ranges of ``records_per_shard``."""
-    shards: list[Shard] = []
-    for path in files:
-        if path.suffix.lower() not in RECORD_SUFFIXES:
-            shards.append(Shard(str(path)))
+        try:
+            found = storage.list_files(raw, _wanted)
+        except storage.StorageError as exc:
+            failures.append(Failure(str(storage.normalise(raw)), "load", str(exc)))
             continue
-        n = _count_records(path)
+        for item in found:
+            if file_suffix(item) in SUPPORTED:
+                files.add(item)
+            else:
+                failures.append(Failure(str(item), "load", f"unsupported file type {file_suffix(item)!r}"))
+    return sorted(files, key=str), failures
+
+
+def plan_shards(files: Sequence[Location], records_per_shard: int = 64) -> list[Shard]:
+    """One shard per text/PDF/XML file; record files are cut into ranges of ``records_per_shard``.
+
+    Only JSON/JSONL files are read here (to count their records); a file that cannot be counted
+    becomes one shard, whose loading then reports the problem.
+    """
+    shards: list[Shard] = []
+    for raw in files:
+        location = storage.normalise(raw)
+        if file_suffix(location) not in RECORD_SUFFIXES:
+            shards.append(Shard(str(location)))
+            continue
+        try:
+            n = _count_records(location)
+        except (OSError, ValueError, EOFError):  # unreadable (corrupt gzip, bad JSON): load_shard reports it
+            shards.append(Shard(str(location)))
+            continue
         for start in range(0, max(n, 1), records_per_shard):
-            shards.append(Shard(str(path), start, start + records_per_shard))
+            shards.append(Shard(str(location), start, start + records_per_shard))
     return shards
 
 
 def load_shard(shard: Shard) -> Iterator[Document | Failure]:
-    path = Path(shard.path)
-    suffix = path.suffix.lower()
+    """The documents (and failures) of one shard; local paths and URIs alike."""
+    location = storage.normalise(shard.path)
+    suffix = file_suffix(location)
     try:
         if suffix in RECORD_SUFFIXES:
-            yield from _load_records(path, shard.start, shard.stop)
-        elif suffix in TEXT_SUFFIXES:
-            yield _load_text(path)
-        elif suffix in PDF_SUFFIXES:
-            from medgraph.ingest.pdf import load_pdf
+            yield from _load_records(location, shard.start, shard.stop)
+        elif suffix in XML_SUFFIXES:
+            from medgraph.ingest.xml_articles import xml_documents
 
-            yield load_pdf(path)
+            yield from xml_documents(location, _provenance(location))
+        elif suffix in TEXT_SUFFIXES:
+            yield _load_text(location)
+        elif suffix in PDF_SUFFIXES:
+            yield _load_pdf(location)
         else:
-            yield Failure(str(path), "load", f"unsupported file type {suffix!r}")
+            yield Failure(str(location), "load", f"unsupported file type {suffix!r}")
+    except storage.StorageError as exc:
+        yield Failure(str(location), "load", str(exc))
     except Exception as exc:  # one bad file must never stop the job
-        yield Failure(str(path), "load", f"{type(exc).__name__}: {exc}")
+        yield Failure(str(location), "load", f"{type(exc).__name__}: {exc}")
+
+
+def _load_pdf(location: Location) -> Document:
+    """A PDF parsed in this process (the Ray-free path); a remote one through a local copy."""
+    from medgraph.ingest.pdf import load_pdf
+
+    if isinstance(location, Path):
+        return load_pdf(location)
+    with storage.local_copy(location) as local:
+        doc = load_pdf(local)
+    return replace(doc, doc_id=file_doc_id(location), source_id=storage.basename(location),
+                   source_path=str(location))
+
+
+def _provenance(location: Location) -> dict[str, str]:
+    return folder_provenance(location.parent) if isinstance(location, Path) else {}
 
 
 # --- record files ---------------------------------------------------------------------------
 
 
-def _head(path: Path) -> bytes:
-    with path.open("rb") as fh:
+def _head(location: Location) -> bytes:
+    with storage.open_binary(location) as fh:
         return fh.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
 
 
-def _is_pubmedqa(path: Path) -> bool:
-    if path.suffix.lower() != ".json":
+def _is_pubmedqa(location: Location) -> bool:
+    if file_suffix(location) != ".json":
         return False
-    head = _head(path)
+    head = _head(location)
     return head.startswith(b"{") and b'"CONTEXTS"' in head
 
 
-def _is_json_array(path: Path) -> bool:
-    return path.suffix.lower() == ".json" and _head(path).startswith(b"[")
+def _is_json_array(location: Location) -> bool:
+    return file_suffix(location) == ".json" and _head(location).startswith(b"[")
 
 
 @functools.lru_cache(maxsize=2)
-def _read_json(path: Path, mtime_ns: int) -> Any:
+def _read_json(location: Location, stamp: tuple[int, int]) -> Any:
     """Whole-file JSON, cached so that the shards of one file handled by a worker parse it once."""
-    data = json.loads(path.read_bytes().decode("utf-8-sig"))
-    if _is_json_array(path):
+    data = json.loads(storage.read_bytes(location).decode("utf-8-sig"))
+    if _is_json_array(location):
         if not isinstance(data, list):
             raise ValueError("expected a JSON array of records")
     elif not isinstance(data, dict):
@@ -146,31 +217,35 @@ def _read_json(path: Path, mtime_ns: int) -> Any:
     return data
 
 
-def _count_records(path: Path) -> int:
-    if _is_pubmedqa(path) or _is_json_array(path):
-        return len(_read_json(path, path.stat().st_mtime_ns))
-    with path.open("rb") as fh:
+def _count_records(location: Location) -> int:
+    if _is_pubmedqa(location) or _is_json_array(location):
+        return len(_read_json(location, storage.stamp(location)))
+    with storage.open_binary(location) as fh:
         return sum(1 for line in fh if line.strip())
 
 
-def _load_records(path: Path, start: int, stop: int | None) -> Iterator[Document | Failure]:
-    if _is_pubmedqa(path):
-        data = _read_json(path, path.stat().st_mtime_ns)
+def _load_records(location: Location, start: int, stop: int | None) -> Iterator[Document | Failure]:
+    if _is_pubmedqa(location):
+        data = _read_json(location, storage.stamp(location))
         for key in list(data)[start:stop]:
-            yield _guard(f"{path}#{key}", lambda k=key: pubmedqa_document(k, data[k], path))
+            yield _guard(f"{location}#{key}", lambda k=key: pubmedqa_document(k, data[k], location))
         return
-    if _is_json_array(path):
-        items = _read_json(path, path.stat().st_mtime_ns)
+    if _is_json_array(location):
+        items = _read_json(location, storage.stamp(location))
         for i in range(start, min(stop if stop is not None else len(items), len(items))):
-            yield _guard(f"{path}#{i + 1}", lambda n=i + 1: record_document(_as_record(items[n - 1]), path, n))
+            yield _guard(f"{location}#{i + 1}",
+                         lambda n=i + 1: record_document(_as_record(items[n - 1]), location, n))
         return
     index = 0
-    with path.open("rb") as fh:
+    with storage.open_binary(location) as fh:
         for lineno, raw in enumerate(fh, 1):
             if not raw.strip():
                 continue
-            if (stop is None or index < stop) and index >= start:
-                yield _guard(f"{path}:{lineno}", lambda r=raw, n=lineno: record_document(_parse_line(r), path, n))
+            if stop is not None and index >= stop:
+                break
+            if index >= start:
+                yield _guard(f"{location}:{lineno}",
+                             lambda r=raw, n=lineno: record_document(_parse_line(r), location, n))
             index += 1
 
 
@@ -192,7 +267,7 @@ def _guard(source: str, make: Any) -> Document | Failure:
     return doc if doc.sections else Failure(source, "load", "document has no text", doc.doc_id)
 
 
-def record_document(record: dict[str, Any], path: Path, lineno: int = 0) -> Document:
+def record_document(record: dict[str, Any], path: Location, lineno: int = 0) -> Document:
     """A record (JSONL line or array item number ``lineno``) → Document; fields: module docstring."""
     title = str(record.get("title") or "")
     if "sections" in record:
@@ -209,11 +284,13 @@ def record_document(record: dict[str, Any], path: Path, lineno: int = 0) -> Docu
     else:
         raise KeyError("record needs 'text' or 'sections' (or 'instruction' + 'output', 'question' + 'answer')")
     sections = [s for s in sections if s.text.strip()]
-    item = f"{path.name}:{lineno}" if lineno else path.name
+    name = storage.basename(path)
+    item = f"{name}:{lineno}" if lineno else name
     source_id = str(record.get("source_id") or record.get("doc_id") or record.get("id") or item)
     doc_id = str(record.get("doc_id") or record.get("source_id") or content_hash(title, *(s.text for s in sections)))
     body = " ".join(s.text for s in sections[:3])
-    metadata = {**folder_provenance(path.parent), **_annotation_counts(record), **dict(record.get("metadata") or {})}
+    metadata = {**_provenance(storage.normalise(path)), **_annotation_counts(record),
+                **dict(record.get("metadata") or {})}
     return Document(
         doc_id=doc_id, title=title or doc_id, sections=sections, source_id=source_id,
         language=str(record.get("language") or detect_language(title + " " + body)),
@@ -264,7 +341,7 @@ def folder_provenance(folder: Path) -> dict[str, str]:
     return out
 
 
-def pubmedqa_document(pmid: str, item: dict[str, Any], path: Path, conclusion: bool = True) -> Document:
+def pubmedqa_document(pmid: str, item: dict[str, Any], path: Location, conclusion: bool = True) -> Document:
     """One PubMedQA abstract: labelled contexts plus the conclusion (``LONG_ANSWER``; left out
     with ``conclusion=False``, when it is the reference answer of the answer benchmark)."""
     labels = item.get("LABELS") or [""] * len(item["CONTEXTS"])
@@ -281,24 +358,41 @@ def pubmedqa_document(pmid: str, item: dict[str, Any], path: Path, conclusion: b
 # --- text files -----------------------------------------------------------------------------
 
 
-def _load_text(path: Path) -> Document | Failure:
-    raw = path.read_bytes()
+def _load_text(location: Location) -> Document | Failure:
+    raw = storage.read_bytes(location)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return Failure(str(path), "load", f"not valid UTF-8 (byte {exc.start}): re-encode the file as UTF-8")
+        return Failure(str(location), "load", f"not valid UTF-8 (byte {exc.start}): re-encode the file as UTF-8")
     sections = parse_plain_text(text)
-    title = next((s.title for s in sections if s.title), path.stem)
+    name = storage.basename(location)
+    title = next((s.title for s in sections if s.title), name.rsplit(".", 1)[0])
     doc = Document(
-        doc_id=file_doc_id(path), title=title, sections=sections,
-        language=detect_language(text), source_id=path.name, source_path=str(path),
+        doc_id=file_doc_id(location), title=title, sections=sections,
+        language=detect_language(text), source_id=name, source_path=str(location),
     )
-    return doc if sections else Failure(str(path), "load", "document has no text", doc.doc_id)
+    return doc if sections else Failure(str(location), "load", "document has no text", doc.doc_id)
 
 
-def file_doc_id(path: Path) -> str:
-    """A file's document ID is its name: a changed file replaces its earlier version."""
-    return f"file:{path.name}"
+def file_doc_id(path: Location) -> str:
+    """The document ID of a text or PDF file: ``file:<name>@<10 hex digits>``.
+
+    The digits are the start of the SHA-256 of the file's canonical location (its absolute
+    path, symlinks kept, or its URI; a URI that went through ``Path`` is repaired first), so two
+    ``report.pdf`` in different folders or buckets are two documents, while re-running a build
+    over the same path gives the same ID and a changed file replaces its earlier version. The
+    name stays readable in citations; ``file_doc_name`` gives it back.
+    """
+    location = storage.canonical(path)
+    digest = hashlib.sha256(location.encode("utf-8")).hexdigest()[:10]
+    return f"file:{storage.basename(location)}@{digest}"
+
+
+def file_doc_name(doc_id: str) -> str | None:
+    """The file name in a file document ID (``file:a.pdf@0123456789`` or the older ``file:a.pdf``);
+    None for other IDs."""
+    m = _FILE_ID.match(doc_id)
+    return m.group(1) if m else None
 
 
 def parse_plain_text(text: str) -> list[Section]:

@@ -24,6 +24,7 @@ from medgraph.config import load_config
 from medgraph.config.models import AnswerConfig
 from medgraph.generate.extractive import ExtractiveComposer
 from medgraph.ingest.chunking import Chunker
+from medgraph.ingest.loaders import file_doc_id
 from medgraph.ingest.ocr import ocr_pdf_pages
 from medgraph.ingest.pdf import load_pdf
 from medgraph.ingest.pdf_tools import rasterise_pdf
@@ -84,22 +85,22 @@ def test_bad_documents_fail_alone_with_stage_and_reason(job):
 
 
 def test_the_text_layer_document_is_stored_with_section_paths_and_pages(job, shared_data):
-    cfg, _summary, _corpus = job
+    cfg, _summary, corpus = job
     expected = Chunker(cfg.chunking).chunk(load_pdf(shared_data / "pdfs" / CDC))
-    stored = _chunks(cfg, "file:cdc.pdf")
+    stored = _chunks(cfg, file_doc_id(corpus / "cdc.pdf"))
     assert [(c.section_path, c.page) for c in stored] == [(c.section_path, c.page) for c in expected]
 
 
 def test_the_scanned_page_is_ocrd_into_its_section(job):
-    cfg, _summary, _corpus = job
-    stored = _chunks(cfg, "file:cdc_p3_scan.pdf")
+    cfg, _summary, corpus = job
+    stored = _chunks(cfg, file_doc_id(corpus / "cdc_p3_scan.pdf"))
     assert stored and all(c.page == 1 and c.section_path == ["Introduction"] for c in stored)
     assert "transition of healthcare delivery" in " ".join(c.text for c in stored)
 
 
 def test_citations_show_page_and_section(job):
-    cfg, _summary, _corpus = job
-    chunk = next(c for c in _chunks(cfg, "file:cdc.pdf") if "Develop and maintain infection prevention" in c.text)
+    cfg, _summary, corpus = job
+    chunk = next(c for c in _chunks(cfg, file_doc_id(corpus / "cdc.pdf")) if "Develop and maintain infection prevention" in c.text)
     question = "What should outpatient settings do to develop and maintain infection prevention programs?"
     answer = ExtractiveComposer(AnswerConfig()).generate(
         question, QueryAnalysis(question, "en"), [Candidate(chunk.chunk_id, chunk=chunk, relevance=0.9)])

@@ -10,8 +10,16 @@ from pathlib import Path
 import pytest
 
 from medgraph.eval.__main__ import main as eval_main
-from medgraph.eval.answers import lead_baseline, read_answer_queries, rouge, score_answer, summarise_split
+from medgraph.eval.answers import (
+    gold_key,
+    lead_baseline,
+    read_answer_queries,
+    rouge,
+    score_answer,
+    summarise_split,
+)
 from medgraph.generate.base import Answer, Citation
+from medgraph.ingest.loaders import file_doc_id
 from medgraph.retrieve.types import Candidate
 from medgraph.schemas import Chunk
 
@@ -42,29 +50,37 @@ def test_question_files_name_their_gold(tmp_path: Path) -> None:
         read_answer_queries(_write(tmp_path / "bad.jsonl", [{"query_id": "x", "text": "t?", "language": "en"}]))
 
 
+CDC_ID = file_doc_id(Path("/data/pdfs/cdc.pdf"))
+OTHER_ID = file_doc_id(Path("/data/pdfs/other.pdf"))
+
+
 def _citation(n: int, doc: str, page: int | None, section: list[str]) -> Citation:
     return Citation(n, f"c{n}", doc, "T", doc, section, page, "s", 0.5)
 
 
 def test_score_answer_checks_document_page_section_and_reference(tmp_path: Path) -> None:
     query = read_answer_queries(_write(tmp_path / "q.jsonl", [GUIDE]))[0]
-    top = Chunk("c1", "file:cdc.pdf", 0, "Hand hygiene matters. Use soap and water when hands are soiled. More.",
+    top = Chunk("c1", CDC_ID, 0, "Hand hygiene matters. Use soap and water when hands are soiled. More.",
                 ["Hand Hygiene"], "p", "", 10, "en", page=9)
     evidence = [Candidate("c1", 1.0, chunk=top)]
     right = Answer("Use soap and water when hands are soiled. [1] Other. [2]",
-                   [_citation(1, "file:cdc.pdf", 9, ["Fundamentals", "Hand Hygiene"]), _citation(2, "file:other.pdf", 9, ["X"])],
+                   [_citation(1, CDC_ID, 9, ["Fundamentals", "Hand Hygiene"]), _citation(2, OTHER_ID, 9, ["X"])],
                    sentences=[("Use soap and water when hands are soiled.", 1), ("Other.", 2)])
     rec = score_answer(query, right, evidence, 12.0)
+    assert CDC_ID.startswith("file:cdc.pdf@")  # indexed files' IDs carry their location; gold matches by name
     assert rec["cited_gold"] and rec["cited_gold_doc"] and rec["cited_gold_section"]
     assert rec["supported_sentences"] == 0.5  # one of two sentences is quoted from the gold passage
     assert rec["rougeL"] > rec["lead_rougeL"]  # the lead baseline: the top passage's first two sentences
     assert lead_baseline(evidence, 2) == "Hand hygiene matters. Use soap and water when hands are soiled."
-    wrong_page = Answer("x [1]", [_citation(1, "file:cdc.pdf", 14, ["Hand Hygiene"])], sentences=[("x", 1)])
+    wrong_page = Answer("x [1]", [_citation(1, CDC_ID, 14, ["Hand Hygiene"])], sentences=[("x", 1)])
     rec = score_answer(query, wrong_page, evidence, 1.0)
     assert rec["cited_gold_doc"] and not rec["cited_gold"] and not rec["cited_gold_section"]
     refused = score_answer(query, Answer("no", refused=True), evidence, 1.0)
     assert not refused["cited_gold"] and refused["rougeL"] == 0.0 and refused["lead_rougeL"] > 0
     assert rouge("", "anything") == (0.0, 0.0)
+    elsewhere = file_doc_id(Path("/another/folder/cdc.pdf"))
+    assert elsewhere != CDC_ID and gold_key(elsewhere) == gold_key(CDC_ID) == "file:cdc.pdf"
+    assert gold_key("pmid-11") == "pmid-11"
 
 
 def test_summary_is_per_language_and_counts_refusals(tmp_path: Path) -> None:

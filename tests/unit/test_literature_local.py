@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from medgraph.ingest.loaders import file_doc_id
 from medgraph.literature.base import SourceError
 from medgraph.literature.local import LocalDirectorySource
 
@@ -34,7 +35,7 @@ def folder(tmp_path: Path) -> Path:
 def test_ranks_by_distinct_terms_then_occurrences(folder: Path) -> None:
     source = LocalDirectorySource(str(folder))
     hits = source.search(["myocardial infarction", "Metformin", "Heart Attack"])
-    assert [r.doc_id for r in hits] == ["file:mi.md"]
+    assert [r.doc_id for r in hits] == [file_doc_id(folder / "mi.md")]
     top = hits[0]
     assert top.title == "Metformin after myocardial infarction" and top.source == "local" and top.language == "en"
     assert "## Methods\nA cohort of patients" in top.text  # section headings survive for re-chunking
@@ -45,7 +46,7 @@ def test_terms_in_german_and_chinese_match(folder: Path) -> None:
     assert [r.doc_id for r in source.search(["心肌梗死"])] == ["zh-1"]
     assert [r.doc_id for r in source.search(["herzinfarkt"])] == ["de-1"]
     both = source.search(["Myocardial Infarction", "Herzinfarkt", "心肌梗死"], max_results=5)
-    assert {r.doc_id for r in both} == {"file:mi.md", "de-1", "zh-1"}
+    assert {r.doc_id for r in both} == {file_doc_id(folder / "mi.md"), "de-1", "zh-1"}
 
 
 def test_whole_words_only_and_unsupported_files_ignored(folder: Path) -> None:
@@ -60,7 +61,7 @@ def test_max_results_and_new_files_are_seen(folder: Path) -> None:
     new = folder / "lithium.txt"
     new.write_text("Lithium toxicity in a newborn.\n", encoding="utf-8")
     os.utime(new, None)
-    assert [r.doc_id for r in source.search(["lithium"])] == ["file:lithium.txt"]
+    assert [r.doc_id for r in source.search(["lithium"])] == [file_doc_id(new)]
 
 
 def test_missing_directory_and_bad_terms(tmp_path: Path) -> None:

@@ -144,3 +144,24 @@ def test_chunk_language_of_mixed_language_text():
     assert chunk_language("Der Patient erhielt Metformin 500 mg. Die Blutzuckerwerte sind gut.", "de") == "de"
     assert chunk_language("患者服用Metformin 500 mg，血糖控制良好。", "zh") == "zh"  # a Latin drug name stays Chinese
     assert chunk_language("", "de") == "de"
+
+
+def test_file_ids_are_unique_per_location_readable_and_stable(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from medgraph.ingest.loaders import file_doc_id, file_doc_name
+
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "report.txt").write_text(f"# Report {folder}\nFindings of ward {folder}.", encoding="utf-8")
+    docs, failures = load_all([tmp_path])
+    assert not failures and len({d.doc_id for d in docs}) == 2  # two report.txt are two documents
+    assert all(d.doc_id.startswith("file:report.txt@") and file_doc_name(d.doc_id) == "report.txt" for d in docs)
+    monkeypatch.chdir(tmp_path)
+    again, _ = load_all(["a", "b/report.txt"])  # the same files named from elsewhere: the same IDs
+    assert [d.doc_id for d in again] == [d.doc_id for d in docs]
+    assert file_doc_id(Path("a/report.txt")) == file_doc_id(tmp_path / "a" / "report.txt")
+    uri = "s3://corpus/guidelines/report.pdf"
+    assert file_doc_id(uri) == file_doc_id(Path(uri)) != file_doc_id("s3://other/guidelines/report.pdf")
+    assert file_doc_name(file_doc_id(uri)) == "report.pdf" and file_doc_name("file:old.pdf") == "old.pdf"
+    assert file_doc_name("pmid-1") is None

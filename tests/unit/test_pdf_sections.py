@@ -14,6 +14,7 @@ import pytest
 
 from medgraph.config.models import ChunkingConfig
 from medgraph.ingest.chunking import Chunker, section_paths
+from medgraph.ingest.loaders import file_doc_id
 from medgraph.ingest.pdf import PdfError, load_pdf, text_layer
 from medgraph.schemas import Document
 
@@ -136,4 +137,5 @@ def test_a_pdf_with_no_text_at_all_says_so(tmp_path, shared_data):
     with pytest.raises(PdfError, match="no text"):
         load_pdf(tmp_path / "blank.pdf")
     shutil.copy(shared_data / "pdfs" / CDC, tmp_path / "copy.pdf")
-    assert load_pdf(Path(tmp_path / "copy.pdf")).doc_id == "file:copy.pdf"
+    doc_id = load_pdf(Path(tmp_path / "copy.pdf")).doc_id
+    assert doc_id == file_doc_id(tmp_path / "copy.pdf") and doc_id.startswith("file:copy.pdf@")
