@@ -133,3 +133,25 @@ def test_a_writer_actor_writes_its_batches_and_returns_their_summary(models, tmp
     graph = make_graph_store(stores.graph)
     assert graph.counts()["chunks"] == 2 and {f.doc_id for f in graph.failures("run-1")} == {"b", "c"}
     graph.close()
+
+
+def test_the_runs_progress_is_recorded_in_the_graph_store_while_it_runs(tmp_path):
+    from jobs.build_corpus import Progress, consume_summaries
+
+    graph = make_graph_store(EmbeddedGraphStoreConfig(path=str(tmp_path / "g.sqlite")))
+    graph.start_run("r1", {"inputs": ["x"]})
+
+    class Summaries:  # what the writer pool's dataset yields: one row per written batch
+        def iter_rows(self):
+            yield {"chunks": 5, "mentions": 9, "skipped": 1, "completed_json": '["a", "b"]',
+                   "failures_json": json.dumps([{"source": "/c.txt", "stage": "embed", "reason": "boom", "doc_id": "c"}])}
+            yield {"chunks": 3, "mentions": 2, "skipped": 0, "completed_json": '["d"]',
+                   "failures_json": json.dumps([{"source": "/c.txt", "stage": "embed", "reason": "boom", "doc_id": "c"}])}
+
+    progress = Progress(graph, "r1", every=0.0)
+    consume_summaries(Summaries(), progress)
+    run = graph.last_run()
+    assert run["status"] == "running"
+    assert run["summary"]["documents_done"] == 3 and run["summary"]["documents_skipped"] == 1
+    assert run["summary"]["documents_failed"] == 1 and run["summary"]["chunks"] == 8  # one failure per document
+    graph.close()
