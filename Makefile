@@ -9,7 +9,8 @@ export MEDGRAPH_HOME ?= .medgraph
 export RAY_AUTH_MODE ?= disabled
 export RAY_USAGE_STATS_ENABLED ?= 0
 
-.PHONY: install install-test install-llm system-deps demo serve test test-unit lint vocab clean neo4j-start neo4j-stop
+.PHONY: install install-test install-llm system-deps demo serve test test-unit lint vocab clean neo4j-start neo4j-stop \
+	qdrant-start qdrant-stop ray-local-start ray-local-stop ray-local-status
 
 TEST_STAMP := $(VENV)/.installed-test-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
@@ -75,11 +76,13 @@ demo: install
 serve: install
 	$(PY) -m serve.demo --config configs/local.yaml --question "$(QUESTION)" --keep-running
 
-## test: install, start the services the tests need (Neo4j + GDS), run the whole default suite, stop them
+## test: install, start the services the tests need (Neo4j + GDS, the Qdrant server), run the whole
+## default suite, stop them
 test: install-test install-llm
 	@$(MAKE) --no-print-directory neo4j-start
-	@status=0; $(PY) -m pytest -q -ra tests || status=$$?; \
-	$(MAKE) --no-print-directory neo4j-stop; exit $$status
+	@$(MAKE) --no-print-directory qdrant-start || { $(MAKE) --no-print-directory neo4j-stop; exit 1; }
+	@status=0; MEDGRAPH_QDRANT_URL=$$(cat $(QDRANT_DIR)/url 2>/dev/null) $(PY) -m pytest -q -ra tests || status=$$?; \
+	$(MAKE) --no-print-directory qdrant-stop; $(MAKE) --no-print-directory neo4j-stop; exit $$status
 
 ## neo4j-start / neo4j-stop: the local Neo4j 5.26 + GDS server of cluster/neo4j (Java 17 + Maven).
 ## Without Java/Maven the services tests skip with the reason, unless MEDGRAPH_REQUIRE_NEO4J=1.
@@ -90,6 +93,38 @@ neo4j-start: install
 
 neo4j-stop:
 	@cluster/neo4j/neo4j-dev.sh stop || true
+
+## qdrant-start / qdrant-stop: the Qdrant server of ../shared/bin (qdrant-dev.sh) for the tests, on
+## 127.0.0.1:$(QDRANT_TEST_HTTP_PORT) (gRPC $(QDRANT_TEST_GRPC_PORT)), storage in $(QDRANT_DIR). Its URL goes to
+## $(QDRANT_DIR)/url (make test passes it as MEDGRAPH_QDRANT_URL). Without the binary the tests that
+## need it skip, unless MEDGRAPH_REQUIRE_SHARED=1 (CI), where it is an error.
+SHARED_BIN            ?= ../shared/bin
+QDRANT_DIR            ?= $(MEDGRAPH_HOME)/qdrant-server
+QDRANT_TEST_HTTP_PORT ?= 6343
+QDRANT_TEST_GRPC_PORT ?= 6344
+
+qdrant-start:
+	@rm -f $(QDRANT_DIR)/url; \
+	if [ ! -x $(SHARED_BIN)/qdrant-dev.sh ] || [ ! -x $(SHARED_BIN)/qdrant ]; then \
+	  if [ "$${MEDGRAPH_REQUIRE_SHARED:-0}" = 1 ]; then echo "qdrant: no server binary in $(SHARED_BIN)" >&2; exit 1; fi; \
+	  echo "qdrant: no server binary in $(SHARED_BIN); the Qdrant server tests will skip"; exit 0; fi; \
+	$(SHARED_BIN)/qdrant-dev.sh status $(QDRANT_DIR) >/dev/null 2>&1 || rm -rf $(QDRANT_DIR)/storage $(QDRANT_DIR)/snapshots; \
+	QDRANT_HTTP_PORT=$(QDRANT_TEST_HTTP_PORT) QDRANT_GRPC_PORT=$(QDRANT_TEST_GRPC_PORT) $(SHARED_BIN)/qdrant-dev.sh start $(QDRANT_DIR) \
+	&& echo http://127.0.0.1:$(QDRANT_TEST_HTTP_PORT) > $(QDRANT_DIR)/url
+
+qdrant-stop:
+	@if [ -x $(SHARED_BIN)/qdrant-dev.sh ]; then $(SHARED_BIN)/qdrant-dev.sh stop $(QDRANT_DIR) || true; fi; rm -f $(QDRANT_DIR)/url
+
+## ray-local-start / ray-local-stop / ray-local-status: a local Ray cluster of a head and two worker
+## nodes (cluster/local/ray-local.sh, docs/cluster.md); jobs: ray job submit --address http://127.0.0.1:8275
+ray-local-start: install
+	@cluster/local/ray-local.sh start
+
+ray-local-stop:
+	@cluster/local/ray-local.sh stop
+
+ray-local-status:
+	@cluster/local/ray-local.sh status
 
 test-unit: install-test
 	$(PY) -m pytest -q tests/unit
