@@ -12,7 +12,9 @@ environment, as pyarrow reads them: for S3 the AWS SDK chain (``AWS_ACCESS_KEY_I
 ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_PROFILE`` and ``~/.aws/credentials``,
 instance metadata) and ``AWS_ENDPOINT_URL_S3`` / ``AWS_ENDPOINT_URL`` for an S3-compatible
 server such as MinIO (``from_uri`` honours them; ``S3FileSystem()`` built directly does not, which
-is why this module only uses ``from_uri``); for GCS ``GOOGLE_APPLICATION_CREDENTIALS``.
+is why this module only uses ``from_uri``); for GCS ``GOOGLE_APPLICATION_CREDENTIALS`` (Google's default credentials), ``STORAGE_EMULATOR_HOST``
+for an emulator, and ``MEDGRAPH_STORAGE_RETRY_S`` (default 10) bounding how long an unreachable
+service is retried.
 See docs/inputs.md.
 
 Listing (``list_files``) reads metadata only; reading happens where a shard is loaded. Every
@@ -32,6 +34,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -44,6 +47,7 @@ _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]+)://")
 _MANGLED = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]+):/(?!/)")
 _GLOB = re.compile(r"[*?\[]")
 COPY_CHUNK = 1 << 20
+RETRY_ENV = "MEDGRAPH_STORAGE_RETRY_S"  # GCS: seconds an unreachable service is retried (default 10)
 
 
 class StorageError(OSError):
@@ -107,16 +111,16 @@ def _split(uri: str) -> tuple[str, str, str]:
     """(scheme, bucket, key) of a URI; a query string is not supported (use the environment)."""
     parts = urlsplit(uri)
     if parts.query:
-        raise StorageError(f"{uri}: query parameters are not supported; configure the endpoint and "
-                           "credentials through the environment (docs/inputs.md)")
+        raise StorageError("query parameters are not supported in input URIs; configure the endpoint "
+                           "and credentials through the environment (docs/inputs.md)")
     if not parts.netloc:
-        raise StorageError(f"{uri}: no bucket in the URI")
+        raise StorageError("no bucket in the URI")
     return parts.scheme.lower(), parts.netloc, parts.path.lstrip("/")
 
 
 def _env_key() -> tuple[str, ...]:
     names = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_REGION",
-             "AWS_DEFAULT_REGION", "GOOGLE_APPLICATION_CREDENTIALS")
+             "AWS_DEFAULT_REGION", "GOOGLE_APPLICATION_CREDENTIALS", "STORAGE_EMULATOR_HOST", RETRY_ENV)
     return tuple(os.environ.get(n, "") for n in names)
 
 
@@ -126,10 +130,25 @@ def _filesystem(scheme: str, bucket: str, env: tuple[str, ...]) -> Any:
     from pyarrow import fs
 
     try:
+        if scheme in ("gs", "gcs"):
+            return _gcs()
         filesystem, _ = fs.FileSystem.from_uri(f"{scheme}://{bucket}/")
     except Exception as exc:  # ArrowInvalid (unknown scheme), OSError (region look-up failed)
-        raise StorageError(f"cannot open {scheme}://{bucket}/: {_reason(exc)}") from exc
+        raise StorageError(f"cannot open the bucket: {_reason(exc)}") from exc
     return filesystem
+
+
+def _gcs() -> Any:
+    """GCS with a bounded retry time (pyarrow's default retries an unreachable service for many
+    minutes) and ``STORAGE_EMULATOR_HOST`` (the Google SDKs' emulator variable) as the endpoint."""
+    from pyarrow import fs
+
+    kwargs: dict[str, Any] = {"retry_time_limit": timedelta(seconds=float(os.environ.get(RETRY_ENV) or 10))}
+    emulator = os.environ.get("STORAGE_EMULATOR_HOST", "")
+    if emulator:
+        parts = urlsplit(emulator if "://" in emulator else f"http://{emulator}")
+        kwargs.update(endpoint_override=parts.netloc, scheme=parts.scheme, anonymous=True)
+    return fs.GcsFileSystem(**kwargs)
 
 
 def _remote(uri: str) -> tuple[Any, str]:
@@ -183,18 +202,18 @@ def _list_remote(uri: str, keep: Callable[[str], bool]) -> list[Location]:
             infos = filesystem.get_file_info(fs.FileSelector(base, recursive=True, allow_not_found=True))
             found = [i.path for i in infos if i.type == fs.FileType.File and pattern.match(i.path)]
             if not found:
-                raise StorageError(f"{uri}: no object matches the pattern")
+                raise StorageError("no object matches the pattern")
             return [f"{scheme}://{p}" for p in sorted(found) if keep(p)]
         info = filesystem.get_file_info(path)
         if info.type == fs.FileType.File:
             return [uri]
         if info.type == fs.FileType.NotFound:
-            raise StorageError(f"{uri}: no such object or prefix (or no such bucket)")
+            raise StorageError("no such object or prefix (or no such bucket)")
         infos = filesystem.get_file_info(fs.FileSelector(path, recursive=True))
     except StorageError:
         raise
     except Exception as exc:  # OSError: unreachable endpoint, no such bucket, access denied
-        raise StorageError(f"cannot list {uri}: {_reason(exc)}") from exc
+        raise StorageError(f"cannot list: {_reason(exc)}") from exc
     return [f"{scheme}://{i.path}" for i in sorted(infos, key=lambda i: str(i.path))
             if i.type == fs.FileType.File and keep(i.path)]
 
@@ -219,7 +238,7 @@ def list_files(location: Location, keep: Callable[[str], bool] = lambda _: True)
     if _GLOB.search(str(loc)):
         matches = glob.glob(str(loc), recursive=True)
         if not matches:
-            raise StorageError(f"{loc}: no file matches the pattern")
+            raise StorageError("no file matches the pattern")
         out: set[Path] = set()
         for match in matches:
             path = Path(match)
@@ -241,9 +260,9 @@ def stamp(location: Location) -> tuple[int, int]:
     try:
         info = filesystem.get_file_info(path)
     except Exception as exc:
-        raise StorageError(f"cannot read {loc}: {_reason(exc)}") from exc
+        raise StorageError(f"cannot read: {_reason(exc)}") from exc
     if info.type.name != "File":
-        raise StorageError(f"{loc}: no such object")
+        raise StorageError("no such object")
     return int(info.mtime_ns or 0), int(info.size or 0)
 
 
@@ -260,7 +279,7 @@ def open_binary(location: Location) -> Iterator[IO[bytes]]:
             try:
                 stream = stack.enter_context(filesystem.open_input_stream(path, compression=None))
             except Exception as exc:
-                raise StorageError(f"cannot read {loc}: {_reason(exc)}") from exc
+                raise StorageError(f"cannot read: {_reason(exc)}") from exc
             raw = io.BufferedReader(_Raw(stream), COPY_CHUNK)
         if str(loc).lower().endswith(".gz"):
             raw = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
@@ -286,7 +305,7 @@ def local_copy(location: Location) -> Iterator[Path]:
     loc = normalise(location)
     if isinstance(loc, Path):
         if not loc.is_file():
-            raise StorageError(f"{loc}: no such file")
+            raise StorageError("no such file")
         yield loc
         return
     filesystem, path = _remote(loc)
@@ -297,7 +316,7 @@ def local_copy(location: Location) -> Iterator[Path]:
                 with filesystem.open_input_stream(path, compression=None) as src:
                     shutil.copyfileobj(src, out, COPY_CHUNK)
             except Exception as exc:
-                raise StorageError(f"cannot read {loc}: {_reason(exc)}") from exc
+                raise StorageError(f"cannot read: {_reason(exc)}") from exc
         yield Path(tmp)
     finally:
         with contextlib.suppress(OSError):

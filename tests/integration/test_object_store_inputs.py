@@ -133,3 +133,17 @@ def test_missing_and_unreachable_inputs_fail_alone(s3: dict[str, object], shared
     with pytest.raises(StorageError):
         list_files(f"s3://{BUCKET}/?endpoint_override=localhost")
 
+
+
+def test_an_unreachable_gcs_service_fails_alone_within_the_retry_limit(shared_data: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{_free_port()}")  # nothing listens there
+    monkeypatch.setenv("MEDGRAPH_STORAGE_RETRY_S", "1")
+    started = time.monotonic()
+    files, failures = expand_inputs(["gs://medgraph-corpus/pubmed/", str(shared_data / "pubmedqa" / "ori_pqal.json")])
+    assert time.monotonic() - started < 30
+    assert [f.name for f in files] == ["ori_pqal.json"]  # type: ignore[union-attr]
+    [failure] = failures
+    assert failure.source == "gs://medgraph-corpus/pubmed/" and failure.reason.startswith("cannot list: ")
