@@ -177,9 +177,14 @@ def _load_pdf(location: Location) -> Document:
     if isinstance(location, Path):
         return load_pdf(location)
     with storage.local_copy(location) as local:
-        doc = load_pdf(local)
+        return relocate_document(load_pdf(local), location)
+
+
+def relocate_document(doc: Document, location: Location) -> Document:
+    """A document parsed from a local copy (``storage.local_copy``), given back the ID, source
+    name and path of where it came from (``file_doc_id`` of the URI, not of the temporary file)."""
     return replace(doc, doc_id=file_doc_id(location), source_id=storage.basename(location),
-                   source_path=str(location))
+                   source_path=str(storage.normalise(location)))
 
 
 def _provenance(location: Location) -> dict[str, str]:

@@ -165,3 +165,17 @@ def test_file_ids_are_unique_per_location_readable_and_stable(tmp_path, monkeypa
     assert file_doc_id(uri) == file_doc_id(Path(uri)) != file_doc_id("s3://other/guidelines/report.pdf")
     assert file_doc_name(file_doc_id(uri)) == "report.pdf" and file_doc_name("file:old.pdf") == "old.pdf"
     assert file_doc_name("pmid-1") is None
+
+
+def test_gzipped_records_are_counted_sharded_and_read(tmp_path):
+    import gzip
+
+    path = tmp_path / "c.jsonl.gz"
+    path.write_bytes(gzip.compress("\n".join(json.dumps({"doc_id": str(i), "text": f"Aspirin dose {i}."})
+                                             for i in range(5)).encode("utf-8")))
+    (tmp_path / "notes.txt.gz").write_bytes(gzip.compress(b"not a supported type"))
+    files, failures = expand_inputs([tmp_path])
+    assert [f.name for f in files] == ["c.jsonl.gz"] and not failures  # only records and XML may be gzipped
+    shards = plan_shards(files, records_per_shard=2)
+    assert [(s.start, s.stop) for s in shards] == [(0, 2), (2, 4), (4, 6)]
+    assert [d.doc_id for s in shards for d in load_shard(s)] == ["0", "1", "2", "3", "4"]
