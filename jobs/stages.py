@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,15 @@ from medgraph.config.models import (
 from medgraph.index.pipeline import chunk_documents, embed_chunks, extract_mentions
 from medgraph.index.writer import IndexedChunk
 from medgraph.ingest.chunking import Chunker
-from medgraph.ingest.loaders import PDF_SUFFIXES, Shard, file_doc_id, load_shard
+from medgraph.ingest.loaders import (
+    PDF_SUFFIXES,
+    Shard,
+    file_doc_id,
+    file_suffix,
+    load_shard,
+    relocate_document,
+)
+from medgraph.ingest.storage import local_copy
 from medgraph.schemas import Chunk, Document, Failure, mentions_from_json, mentions_to_json
 
 log = logging.getLogger(__name__)
@@ -92,8 +100,8 @@ class Parse:
 
     def __call__(self, row: dict[str, Any]) -> list[dict[str, Any]]:
         shard = Shard(row["path"], int(row["start"]), None if row["stop"] < 0 else int(row["stop"]))
-        if Path(shard.path).suffix.lower() in PDF_SUFFIXES:
-            return [self._pdf(Path(shard.path))]
+        if file_suffix(shard.path) in PDF_SUFFIXES:
+            return [self._pdf(shard.path)]
         out = []
         for item in load_shard(shard):
             if isinstance(item, Failure):
@@ -102,18 +110,21 @@ class Parse:
                 out.append(_document_row("document", item.to_row()))
         return out
 
-    def _pdf(self, path: Path) -> dict[str, Any]:
+    def _pdf(self, location: str) -> dict[str, Any]:
+        """A PDF by path or URI (an object-store PDF is parsed from a temporary local copy)."""
         from medgraph.ingest.isolation import run_isolated
         from medgraph.ingest.pdf import assemble
 
         try:
-            parsed = run_isolated(self.sandbox, "medgraph.ingest.pdf:parse_pdf", path, self.cfg,
-                                  timeout_s=self.cfg.timeout_s)
+            with local_copy(location) as local:
+                parsed = run_isolated(self.sandbox, "medgraph.ingest.pdf:parse_pdf", local, self.cfg,
+                                      timeout_s=self.cfg.timeout_s)
+            parsed = replace(parsed, path=location)  # the OCR stage reads it again, maybe on another node
             if parsed.ocr_pages:
                 return _document_row("ocr", parsed.to_dict())
-            return _document_row("document", assemble(parsed).to_row())
+            return _document_row("document", relocate_document(assemble(parsed), location).to_row())
         except Exception as exc:  # one bad PDF never stops the job
-            return _document_row("failure", failure=Failure(str(path), "parse", _reason(exc), file_doc_id(path)))
+            return _document_row("failure", failure=Failure(location, "parse", _reason(exc), file_doc_id(location)))
 
 
 def _reason(exc: Exception) -> str:
@@ -154,11 +165,12 @@ class OcrAndChunk:
 
         parsed = ParsedPdf.from_dict(payload)
         try:
-            done = run_isolated(self.sandbox, "medgraph.ingest.pdf:ocr_parsed", parsed, self.cfg,
-                                timeout_s=self.cfg.ocr.timeout_s + 60)
-            return assemble(done)
+            with local_copy(parsed.path) as local:
+                done = run_isolated(self.sandbox, "medgraph.ingest.pdf:ocr_parsed", replace(parsed, path=str(local)),
+                                    self.cfg, timeout_s=self.cfg.ocr.timeout_s + 60)
+            return relocate_document(assemble(replace(done, path=parsed.path)), parsed.path)
         except Exception as exc:  # one unreadable scan never stops the job
-            return Failure(parsed.path, "ocr", _reason(exc), file_doc_id(Path(parsed.path)))
+            return Failure(parsed.path, "ocr", _reason(exc), file_doc_id(parsed.path))
 
     def _chunk(self, doc: Document) -> list[dict[str, Any]]:
         batch = chunk_documents([doc], self.chunker)

@@ -147,3 +147,33 @@ def test_an_unreachable_gcs_service_fails_alone_within_the_retry_limit(shared_da
     assert [f.name for f in files] == ["ori_pqal.json"]  # type: ignore[union-attr]
     [failure] = failures
     assert failure.source == "gs://medgraph-corpus/pubmed/" and failure.reason.startswith("cannot list: ")
+
+
+def test_the_corpus_job_builds_from_a_bucket(s3: dict[str, object], tmp_path: Path) -> None:
+    """The Ray job over ``s3://bucket/``: workers read the JSONL and PubMed shards and parse the PDF
+    from a local copy (cited under its URI's ID); the corrupt .xml.gz fails alone."""
+    import os
+
+    from jobs.build_corpus import build_corpus
+    from medgraph.config import load_config
+    from medgraph.stores import make_graph_store
+
+    repo = Path(__file__).resolve().parents[2]
+    os.environ.setdefault("MEDGRAPH_HOME", str(repo / ".medgraph"))
+    cfg = load_config(repo / "configs" / "local.yaml", [
+        "embedding.dense=hashing", "ray.num_cpus=2",
+        f"stores.graph.path={tmp_path}/graph.sqlite", f"stores.vector.path={tmp_path}/qdrant"])
+    summary = build_corpus(cfg, [f"s3://{BUCKET}/"])
+    articles = s3["articles"]
+    assert summary["status"] == "succeeded" and summary["files"] == 4
+    assert summary["documents_written"] == 5 + len(articles) + 1  # type: ignore[arg-type]
+    [failure] = summary["failures"]
+    assert failure["source"] == f"s3://{BUCKET}/pubmed/pubmed25n0002.xml.gz" and "corrupt gzip" in failure["reason"]
+    graph = make_graph_store(cfg.stores.graph)
+    try:
+        hashes = graph.document_hashes()
+        assert file_doc_id(f"s3://{BUCKET}/pdfs/cdc.pdf") in hashes
+        assert {f"pmid-{a.pmid}" for a in articles} <= set(hashes)  # type: ignore[attr-defined]
+        assert summary["store"]["vectors"] == summary["store"]["chunks"] == graph.counts()["chunks"]
+    finally:
+        graph.close()
