@@ -130,7 +130,10 @@ class EmbeddedGraphStore:
                 row = self._db.execute(
                     "SELECT content_hash, n_chunks, status FROM documents WHERE doc_id=?", (doc_id,)
                 ).fetchone()
-                if row is None or row[2] == "complete":
+                if row is None:
+                    continue
+                if row[2] == "complete":  # e.g. a batch written again after a retry
+                    done.append(doc_id)
                     continue
                 (written,) = self._db.execute(
                     "SELECT count(*) FROM chunks WHERE doc_id=? AND doc_hash=?", (doc_id, row[0])

@@ -61,8 +61,10 @@ class GraphStore(Protocol):
     def complete_documents(self, doc_ids: list[str]) -> tuple[list[str], list[str]]:
         """Mark documents whose chunks are all written as complete.
 
-        Returns the completed doc IDs and the IDs of chunks of earlier versions of those
-        documents, which this call removed (the caller removes their vectors).
+        Returns the IDs among ``doc_ids`` that are complete now (by this call or already: a batch
+        written again after a retry still reports its documents, so concurrent writers' summaries
+        never undercount) and the IDs of chunks of earlier versions of the documents this call
+        completed, which it removed (the caller removes their vectors).
         """
         ...
 

@@ -110,13 +110,14 @@ SET m.surface = row.surface, m.method = row.method, m.score = row.score
 _LOCK_DOCUMENTS: LiteralString = "UNWIND $ids AS id MATCH (d:Document {doc_id: id}) SET d._lock = true REMOVE d._lock"
 _COMPLETE: LiteralString = """
 UNWIND range(0, size($ids) - 1) AS i
-MATCH (d:Document {doc_id: $ids[i]}) WHERE d.status <> 'complete'
-CALL (d) {
-  OPTIONAL MATCH (c:Chunk {doc_id: d.doc_id})
+MATCH (d:Document {doc_id: $ids[i]})
+WITH i, d, d.status = 'complete' AS already
+CALL (d, already) {
+  OPTIONAL MATCH (c:Chunk {doc_id: d.doc_id}) WHERE NOT already
   RETURN count(CASE WHEN c.doc_hash = d.content_hash THEN 1 END) AS written,
          collect(CASE WHEN c.doc_hash <> d.content_hash THEN c.chunk_id END) AS stale
 }
-WITH i, d, written, stale WHERE written >= d.n_chunks
+WITH i, d, already, written, stale WHERE already OR written >= d.n_chunks
 SET d.status = 'complete'
 RETURN d.doc_id AS doc_id, stale ORDER BY i
 """

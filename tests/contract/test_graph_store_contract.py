@@ -123,7 +123,7 @@ def test_write_count_and_idempotent_rewrite(store):
     assert write_doc(store, "d1", [["D1", "D2"], ["D2"]]) == ["d1"]
     before = store.counts()
     assert before == {"documents": 1, "documents_partial": 0, "chunks": 2, "mentions": 3, "entities": 2}
-    assert write_doc(store, "d1", [["D1", "D2"], ["D2"]]) == []  # already complete: nothing to do
+    assert write_doc(store, "d1", [["D1", "D2"], ["D2"]]) == ["d1"]  # written again: still complete, reported
     assert store.counts() == before
     assert store.document_hashes() == {"d1": "h1"}
 
@@ -139,6 +139,8 @@ def test_document_is_partial_until_all_chunks_are_written(store):
     assert store.complete_documents(["d1", "d1", "unknown"]) == (["d1"], [])
     assert store.document_hashes() == {"d1": "h1"}
     assert store.counts()["documents"] == 1 and store.counts()["documents_partial"] == 0
+    store.upsert_chunks([chunk("d1", 1)], [], [])  # the batch again (a retried write)
+    assert store.complete_documents(["d1"]) == (["d1"], [])  # still reported, nothing stale
 
 
 def test_new_version_replaces_old_chunks_on_completion(store):
