@@ -2,7 +2,7 @@
 
 The cluster is cluster/local/ray-local.sh (a head and two worker nodes on this machine, each its own
 raylet), on ports of its own (below) so that it never meets a developer's ``make ray-local-start``.
-The build (tests/cluster/multinode.yaml: Neo4j + GDS, Qdrant server, hashing embedder) runs over
+The build (configs/local-cluster.yaml: Neo4j + GDS, Qdrant server, hashing embedder) runs over
 PubMedQA abstracts of ../shared/data (``MEDGRAPH_CLUSTER_TEST_DOCS``, default 80), uploaded as the
 job's working directory. Checked through the CLI and the stores only:
 
@@ -38,7 +38,7 @@ from tests.helpers import store_counts
 pytestmark = pytest.mark.integration
 
 SCRIPT = REPO / "cluster" / "local" / "ray-local.sh"
-CONFIG = "tests/cluster/multinode.yaml"  # relative: the job runs in the uploaded working directory
+CONFIG = "configs/local-cluster.yaml"  # relative: the job runs in the uploaded working directory
 BIN = Path(sys.executable).parent
 RAY = str(BIN / "ray") if (BIN / "ray").exists() else "ray"
 N_DOCS = int(os.environ.get("MEDGRAPH_CLUSTER_TEST_DOCS", "80"))
