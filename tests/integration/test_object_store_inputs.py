@@ -150,26 +150,33 @@ def test_an_unreachable_gcs_service_fails_alone_within_the_retry_limit(shared_da
 
 
 def test_the_corpus_job_builds_from_a_bucket(s3: dict[str, object], tmp_path: Path) -> None:
-    """The Ray job over ``s3://bucket/``: workers read the JSONL and PubMed shards and parse the PDF
-    from a local copy (cited under its URI's ID); the corrupt .xml.gz fails alone."""
+    """The Ray job over ``s3://bucket/``, run as a user runs it (its own Ray, the endpoint and
+    credentials in its environment): workers read the JSONL and PubMed shards and parse the PDF from
+    a local copy (cited under its URI's ID); the corrupt .xml.gz fails alone."""
     import os
+    import subprocess
+    import sys
 
-    from jobs.build_corpus import build_corpus
     from medgraph.config import load_config
     from medgraph.stores import make_graph_store
 
     repo = Path(__file__).resolve().parents[2]
-    os.environ.setdefault("MEDGRAPH_HOME", str(repo / ".medgraph"))
-    cfg = load_config(repo / "configs" / "local.yaml", [
-        "embedding.dense=hashing", "ray.num_cpus=2",
-        f"stores.graph.path={tmp_path}/graph.sqlite", f"stores.vector.path={tmp_path}/qdrant"])
-    summary = build_corpus(cfg, [f"s3://{BUCKET}/"])
+    sets = ["embedding.dense=hashing", "ray.num_cpus=2",
+            f"stores.graph.path={tmp_path}/graph.sqlite", f"stores.vector.path={tmp_path}/qdrant"]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.setdefault("MEDGRAPH_HOME", str(repo / ".medgraph"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "jobs.build_corpus", "--config", "configs/local.yaml", "--json",
+         "--input", f"s3://{BUCKET}/", *[a for s in sets for a in ("--set", s)]],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout[proc.stdout.index("{"):])
     articles = s3["articles"]
     assert summary["status"] == "succeeded" and summary["files"] == 4
     assert summary["documents_written"] == 5 + len(articles) + 1  # type: ignore[arg-type]
     [failure] = summary["failures"]
     assert failure["source"] == f"s3://{BUCKET}/pubmed/pubmed25n0002.xml.gz" and "corrupt gzip" in failure["reason"]
-    graph = make_graph_store(cfg.stores.graph)
+    graph = make_graph_store(load_config(repo / "configs" / "local.yaml", sets).stores.graph)
     try:
         hashes = graph.document_hashes()
         assert file_doc_id(f"s3://{BUCKET}/pdfs/cdc.pdf") in hashes

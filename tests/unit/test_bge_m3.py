@@ -319,13 +319,16 @@ def test_missing_torch_names_the_extra(model_dir: Path, monkeypatch: pytest.Monk
 
 
 def test_corpus_embed_stage(model_dir: Path) -> None:
-    from jobs.stages import Embed
+    from jobs.stages import Embed, chunk_row, failure_row, skipped_row
+    from medgraph.schemas import Document, Failure
 
     stage = Embed(EmbeddingConfig(dense="bge_m3", sparse="bge_m3", model_path=str(model_dir)))
-    kinds = ["chunk", "failure", "chunk", "skipped", "chunk"]
-    texts = [TEXTS[0], "", TEXTS[1], "", TEXTS[2]]
-    batch = {"kind": kinds, "text": texts, "title": [""] * 5, "language": ["en", "", "de", "", "zh"]}
-    out = stage({k: np.array(v, dtype=object) for k, v in batch.items()})
+    docs = [Document(f"d{i}", "", lang, []) for i, lang in enumerate(["en", "de", "zh"])]
+    chunks = [Chunk(f"d{i}-c0", d.doc_id, 0, TEXTS[i], ["Main"], f"d{i}-p", TEXTS[i], 9, d.language)
+              for i, d in enumerate(docs)]
+    rows = [chunk_row(chunks[0], docs[0]), failure_row(Failure("bad.pdf", "parse", "corrupt", "x")),
+            chunk_row(chunks[1], docs[1]), skipped_row(Document("y", "", "en", [])), chunk_row(chunks[2], docs[2])]
+    out = stage({k: np.array([r[k] for r in rows], dtype=object) for k in rows[0]})
     assert out["dense"].shape == (5, HIDDEN)
     assert np.allclose(np.linalg.norm(out["dense"][[0, 2, 4]], axis=1), 1.0, atol=1e-5)
     assert not out["dense"][[1, 3]].any() and out["sparse_json"][1] == out["sparse_json"][3] == "{}"
