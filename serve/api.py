@@ -26,9 +26,11 @@ No ``from __future__ import annotations`` here: FastAPI must see the real reques
 
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -54,9 +56,13 @@ app = FastAPI(title="MedGraph", version="0.1.0")
 Tier = Literal["small", "medium", "large"]
 
 
+SESSION_ID = r"^[A-Za-z0-9_-]{1,128}$"  # what the session store accepts (medgraph.memory.sessions)
+MAX_MESSAGES = 64  # messages of one completion request (the rewriter reads the last turns)
+
+
 class ChatRequest(BaseModel):
     message: str = Field(min_length=1, max_length=4000)
-    session_id: str | None = Field(default=None, max_length=128)
+    session_id: str | None = Field(default=None, max_length=128, pattern=SESSION_ID)
     language: Literal["en", "de", "zh"] | None = None
     tier: Tier | None = None  # force a tier instead of routing
 
@@ -72,14 +78,24 @@ class ChatMessage(BaseModel):
 
 
 class CompletionRequest(BaseModel):
-    model: str = "medgraph"
-    messages: list[ChatMessage] = Field(min_length=1)
+    model: str = Field(default="medgraph", max_length=64)
+    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
     stream: bool = False
-    user: str | None = Field(default=None, max_length=128)  # OpenAI's field: used as the session id
+    # OpenAI's end-user field (any string, e.g. an e-mail address): names the session, see session_of_user
+    user: str | None = Field(default=None, min_length=1, max_length=256)
+
+
+def session_of_user(user: str | None) -> str | None:
+    """The session of an OpenAI ``user``: itself when it is a valid session ID, else a stable
+    hash of it (``user-<40 hex>``), so that any end-user string continues its own conversation."""
+    if user is None or re.fullmatch(SESSION_ID, user):
+        return user
+    return "user-" + hashlib.sha256(user.encode("utf-8")).hexdigest()[:40]
 
 
 class NewUser(BaseModel):
-    user_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.@-]+$")
+    # what the key store accepts (medgraph.auth.keys): 1-64 characters, the first a letter or digit
+    user_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
     role: Literal["admin", "user"] = "user"
 
 
@@ -354,7 +370,7 @@ class Ingress:
         principal = self._principal(authorization, x_api_key)
         self._consume_quota(principal)
         history = tuple((m.role, m.content) for m in req.messages[:last_user] if m.role in ("user", "assistant"))
-        request = self._request(principal, question, None, req.user, _forced_tier(req.model), history)
+        request = self._request(principal, question, None, session_of_user(req.user), _forced_tier(req.model), history)
         cid, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
         if req.stream:
             base = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": req.model}
@@ -480,7 +496,10 @@ class Ingress:
         self._admin(authorization, x_api_key)
         if any(u["user_id"] == user.user_id for u in self.keys.list_users()):
             raise HTTPException(409, f"user {user.user_id!r} exists; POST /admin/users/{user.user_id}/keys for a key")
-        self.keys.create_user(user.user_id, user.role)
+        try:
+            self.keys.create_user(user.user_id, user.role)
+        except ValueError as exc:  # e.g. the reserved name of unauthenticated callers
+            raise HTTPException(422, str(exc)) from None
         key_id, key = self.keys.issue_key(user.user_id)
         return {"user_id": user.user_id, "role": user.role, "key_id": key_id, "api_key": key}
 
