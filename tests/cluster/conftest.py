@@ -17,7 +17,6 @@ the module wipes them at the end: do not run these tests against a Neo4j holding
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -25,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 NEO4J_URI = f"bolt://{os.environ.get('NEO4J_DEV_HOST', '127.0.0.1')}:{os.environ.get('NEO4J_DEV_PORT', '7687')}"
@@ -40,12 +41,6 @@ def unavailable(reason: str, require_env: str) -> None:
 
 def shared_bin_dir() -> Path:
     return Path(os.environ.get("MEDGRAPH_SHARED_BIN", REPO.parent / "shared" / "bin")).resolve()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def qdrant_ready(url: str, timeout_s: float = 2.0) -> bool:
@@ -69,7 +64,7 @@ def qdrant_url(tmp_path_factory) -> Iterator[str]:
         unavailable(f"Qdrant server binary not found at {script.parent} (set MEDGRAPH_SHARED_BIN, "
                     "or MEDGRAPH_QDRANT_URL for a running server)", "MEDGRAPH_REQUIRE_SHARED")
     data = tmp_path_factory.mktemp("qdrant-server")
-    http, grpc = _free_port(), _free_port()
+    http, grpc = free_port(), free_port()
     env = {**os.environ, "QDRANT_HTTP_PORT": str(http), "QDRANT_GRPC_PORT": str(grpc)}
     started = subprocess.run([str(script), "start", str(data)], env=env, capture_output=True, text=True)
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,20 +20,15 @@ from medgraph.ingest.loaders import Shard, expand_inputs, file_doc_id, load_shar
 from medgraph.ingest.storage import StorageError, list_files, local_copy, open_binary
 from medgraph.schemas import Document, Failure
 from tests.eutils_server import article_xml, load_pubmedqa
+from tests.helpers import free_port
 
 BUCKET = "medgraph-corpus"
 CDC = "cdc_guide_infection_prevention_outpatient_2016.pdf"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def s3(shared_data: Path) -> Iterator[dict[str, object]]:
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
@@ -113,7 +107,7 @@ def test_a_remote_pdf_is_parsed_from_a_local_copy(s3: dict[str, object], shared_
 
 def test_missing_and_unreachable_inputs_fail_alone(s3: dict[str, object], shared_data: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    files, failures = expand_inputs([f"s3://{BUCKET}/records/", f"s3://no-such-bucket-{_free_port()}/x/",
+    files, failures = expand_inputs([f"s3://{BUCKET}/records/", f"s3://no-such-bucket-{free_port()}/x/",
                                      f"s3://{BUCKET}/nothing/here/", f"s3://{BUCKET}/pubmed/*.nxml"])
     assert files == [f"s3://{BUCKET}/records/grascco.jsonl"]  # the good input is still listed
     reasons = [f.reason for f in failures]
@@ -122,7 +116,7 @@ def test_missing_and_unreachable_inputs_fail_alone(s3: dict[str, object], shared
     [gone] = load_shard(Shard(f"s3://{BUCKET}/records/gone.jsonl"))
     assert isinstance(gone, Failure) and gone.stage == "load" and "gone.jsonl" in gone.reason
 
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{_free_port()}")  # nothing listens there
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")  # nothing listens there
     files, failures = expand_inputs([f"s3://{BUCKET}/records/", str(shared_data / "german_grascco" / "grascco_phi.jsonl")])
     assert [f.name for f in files] == ["grascco_phi.jsonl"]  # type: ignore[union-attr]  # the local input goes on
     [unreachable] = failures
@@ -139,7 +133,7 @@ def test_an_unreachable_gcs_service_fails_alone_within_the_retry_limit(shared_da
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{_free_port()}")  # nothing listens there
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{free_port()}")  # nothing listens there
     monkeypatch.setenv("MEDGRAPH_STORAGE_RETRY_S", "1")
     started = time.monotonic()
     files, failures = expand_inputs(["gs://medgraph-corpus/pubmed/", str(shared_data / "pubmedqa" / "ori_pqal.json")])

@@ -10,7 +10,6 @@ import concurrent.futures
 import json
 import re
 import shutil
-import socket
 from pathlib import Path
 
 import httpx
@@ -18,16 +17,11 @@ import pytest
 
 from jobs.build_corpus import build_corpus
 from medgraph.config import load_config
+from tests.helpers import free_port
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "What are the minimum expectations for hand hygiene in outpatient settings?"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +37,7 @@ def app_url(tmp_path_factory, shared_data):
     (corpus / "abstracts.json").write_text(json.dumps({k: data[k] for k in sorted(data)[:20]}))
     shutil.copy(shared_data / "pdfs" / "cdc_guide_infection_prevention_outpatient_2016.pdf", corpus / "cdc.pdf")
     sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
-            f"app.path={root}/app.sqlite", f"serve.port={_free_port()}"]  # own quota counts, not the checkout's
+            f"app.path={root}/app.sqlite", f"serve.port={free_port()}"]  # own quota counts, not the checkout's
     cfg = load_config(REPO / "configs" / "local.yaml", sets)
     summary = build_corpus(cfg, [str(corpus)])
     assert summary["status"] == "succeeded" and summary["documents_written"] == 21
