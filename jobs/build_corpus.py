@@ -141,15 +141,13 @@ class Progress:
 
 def consume(ds: Any, writer: CorpusWriter, run_id: str, batch_size: int, progress: Progress) -> None:
     """The single-writer path: the driver owns the embedded stores and writes every batch."""
-    from jobs.stages import batch_failures, rows_of, to_indexed
+    from jobs.stages import write_batch
 
     for batch in ds.iter_batches(batch_size=batch_size, batch_format="numpy"):
-        rows = rows_of(batch)
-        failed = batch_failures(rows)
-        writer.record_failures(run_id, failed)
+        stats, failed, skipped = write_batch(writer, run_id, batch)
         progress.add_failures(failed)
-        progress.skipped += sum(1 for r in rows if r["kind"] == "skipped")
-        progress.stats.add(writer.write([to_indexed(r) for r in rows if r["kind"] == "chunk"]))
+        progress.skipped += skipped
+        progress.stats.add(stats)
         progress.tick()
 
 

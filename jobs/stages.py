@@ -281,16 +281,23 @@ class Write:
         self.run_id = run_id
 
     def __call__(self, batch: Batch) -> Batch:
-        rows = rows_of(batch)
-        failures = batch_failures(rows)
-        self.writer.record_failures(self.run_id, failures)
-        stats = self.writer.write([to_indexed(r) for r in rows if r["kind"] == "chunk"])
+        stats, failures, skipped = write_batch(self.writer, self.run_id, batch)
         return {
             "chunks": np.array([stats.chunks]), "mentions": np.array([stats.mentions]),
-            "skipped": np.array([sum(1 for r in rows if r["kind"] == "skipped")]),
+            "skipped": np.array([skipped]),
             "completed_json": np.array([json.dumps(stats.documents_completed)]),
             "failures_json": np.array([json.dumps([f.__dict__ for f in failures], ensure_ascii=False)]),
         }
+
+
+def write_batch(writer: Any, run_id: str, batch: Batch) -> tuple[Any, list[Failure], int]:
+    """Record a batch's failures and write its chunk rows (``CorpusWriter``): (write stats, the
+    failures, the number of skipped documents). The driver's and the writer actors' write step."""
+    rows = rows_of(batch)
+    failures = batch_failures(rows)
+    writer.record_failures(run_id, failures)
+    stats = writer.write([to_indexed(r) for r in rows if r["kind"] == "chunk"])
+    return stats, failures, sum(1 for r in rows if r["kind"] == "skipped")
 
 
 def rows_of(batch: Batch) -> list[dict[str, Any]]:
