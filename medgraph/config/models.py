@@ -461,9 +461,26 @@ class GapsConfig(_Model):
 
 
 class AppConfig(_Model):
-    """The app's own state (sessions, memories, users, keys, quota counts): one SQLite file."""
+    """The app's own state (sessions, memories, users, keys, quota counts).
+
+    ``path`` is a SQLite file (one machine) or a ``postgresql://`` URL (a server every replica
+    reaches; the password comes from libpq's ``PGPASSWORD``, never from the config).
+    """
 
     path: str = "./.medgraph/app.sqlite"
+
+
+class RedisConfig(_Model):
+    """Redis shared by every ingress and analyzer replica: daily quotas, the global concurrency
+    cap with its queue, and the query-analysis cache. ``url`` None keeps them in each process
+    (one machine). The password comes from the variable ``password_env`` names."""
+
+    url: str | None = None  # redis://host:6379/0
+    password_env: str = "REDIS_PASSWORD"
+    prefix: str = "medgraph"  # every key starts with "<prefix>:"
+    timeout_s: float = Field(default=0.5, gt=0)  # per command; a slower Redis counts as down
+    cache_ttl_s: int = Field(default=86400, ge=0)  # query-analysis entries (0: no cache)
+    slot_lease_s: float = Field(default=60.0, gt=0)  # a held slot not renewed in this time is freed
 
 
 class RewriterConfig(_Model):
@@ -570,6 +587,7 @@ class MedGraphConfig(_Model):
     router: RouterConfig = RouterConfig()  # medgraph/config/llm.py
     tiers: TiersConfig = TiersConfig()
     app: AppConfig = AppConfig()
+    redis: RedisConfig = RedisConfig()  # shared quotas, concurrency and cache (None url: in process)
     memory: MemoryConfig = MemoryConfig()
     auth: AuthConfig = AuthConfig()
     gaps: GapsConfig = GapsConfig()  # gap completion (medgraph/literature)
