@@ -341,6 +341,7 @@ class ServeConfig(_Model):
     answer_timeout_s: float = Field(default=120.0, gt=0)
     tier_admin: bool = True  # POST /tiers/{engine}/sleep and /wake (operators, benchmarks)
     store_timeout_s: float = Field(default=5.0, gt=0)  # readiness / store calls answer 503 after this
+    max_body_bytes: int = Field(default=1 << 20, ge=1024)  # a larger request body is a 413
     # Serve's per-call access log lines (one per deployment call: five per question). Off by
     # default: on a small machine writing and shipping them costs more CPU than answering.
     access_log: bool = False
@@ -521,6 +522,9 @@ class AuthConfig(_Model):
     global_daily: int = Field(default=5000, ge=1)  # questions per UTC day in total
     max_concurrent: int = Field(default=4, ge=1)  # questions answered at once; the rest wait in line
     max_queue: int | None = Field(default=64, ge=0)  # a longer line is refused at once (None: unbounded)
+    # who may choose the answer tier (ChatRequest.tier, model medgraph-small|medium|large) instead of
+    # the router: "admin" keeps an expensive sleeping tier from being woken by any caller
+    force_tier: Literal["anyone", "admin"] = "anyone"
 
 
 class CommunitySearchConfig(_Model):
