@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medgraph.memory.sqlite import AppDatabase, clock
+from medgraph.memory.sqlite import clock, open_app_database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS auth_users (
@@ -60,11 +60,11 @@ def new_key() -> str:
 
 
 class ApiKeyStore:
-    """Users and hashed API keys in the app's SQLite file (``app.path``); thread-safe."""
+    """Users and hashed API keys in the app database (``app.path``: SQLite file or PostgreSQL URL); thread-safe."""
 
     def __init__(self, path: str | Path, pepper: str | None = None) -> None:
         self._pepper = pepper.encode() if pepper else None
-        self._db = AppDatabase(path, _SCHEMA)
+        self._db = open_app_database(path, _SCHEMA)
 
     # --- users --------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ Input: the caller of each request (a user ID, or None for anonymous callers, who
 ``"anonymous"`` bucket). Output: the remaining counts, or ``QuotaExceeded`` naming the exhausted
 scope (``"user"`` or ``"global"``), its limit and when it resets (the next UTC midnight).
 A refused request is not counted. Check and increment happen in one write transaction, so
-concurrent requests (threads, or processes sharing the SQLite file) never overshoot a limit.
+concurrent requests (threads, or processes and replicas sharing the app database) never overshoot a limit.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from medgraph.auth.keys import ANONYMOUS
-from medgraph.memory.sqlite import AppDatabase, clock
+from medgraph.memory.sqlite import clock, open_app_database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS quota_counts (
@@ -44,7 +44,7 @@ class QuotaTracker:
             raise ValueError("quota limits must be >= 1")
         self.per_user_daily = int(per_user_daily)
         self.global_daily = int(global_daily)
-        self._db = AppDatabase(path, _SCHEMA)
+        self._db = open_app_database(path, _SCHEMA)
         self._pruned_day = ""
 
     def consume(self, user_id: str | None, now: float | None = None) -> dict[str, Any]:
@@ -65,7 +65,7 @@ class QuotaTracker:
             for scope, key in (("user", name), ("global", "*")):
                 db.execute(
                     "INSERT INTO quota_counts (day, scope, name, count) VALUES (?,?,?,1) "
-                    "ON CONFLICT(day, scope, name) DO UPDATE SET count = count + 1",
+                    "ON CONFLICT(day, scope, name) DO UPDATE SET count = quota_counts.count + 1",
                     (day, scope, key),
                 )
             if self._pruned_day != day:

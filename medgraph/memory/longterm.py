@@ -4,7 +4,7 @@ Input: a user ID, the MeSH IDs a question mentions, and each answered question. 
 user's strongest interests (``top_interests``) and the past questions and answers about the
 entities of a new question (``recall``), each with an age label in the question's language.
 
-Two graph-shaped records, stored as tables of the app's SQLite file:
+Two graph-shaped records, stored as tables of the app database (SQLite or PostgreSQL):
 
 - ``(:User)-[:INTERESTED_IN {weight, last_seen}]->(:Entity)``: one edge per (user, MeSH ID);
 - ``(:User)-[:REMEMBERS]->(:Memory {text, weight, last_seen})-[:ABOUT]->(:Entity)``: one node
@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import math
 import secrets
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from medgraph.memory.sqlite import AppDatabase, clock
+from medgraph.memory.sqlite import Transaction, clock, open_app_database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS user_interests (
@@ -49,7 +49,6 @@ CREATE INDEX IF NOT EXISTS user_memory_entities_entity ON user_memory_entities(u
 REPEAT_FACTOR = 0.9  # share of the decayed weight kept on a repeat mention
 MENTION_WEIGHT = 1.0  # added on each mention (and the weight of a first mention)
 DAY_S = 86400.0
-_SEPARATOR = "\x1f"  # joins a memory's MeSH IDs in one SQL result column
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ class LongTermMemory:
         self.half_life_days = float(half_life_days)
         self.capacity_per_entity = int(capacity_per_entity)
         self.decay_rate = math.log(2) / (self.half_life_days * DAY_S)  # lambda, per second
-        self._db = AppDatabase(path, _SCHEMA)
+        self._db = open_app_database(path, _SCHEMA)
 
     def decayed(self, weight: float, last_seen: float, now: float) -> float:
         """``weight`` (as of ``last_seen``) decayed to ``now`` (a ``now`` before ``last_seen``: no decay)."""
@@ -171,7 +170,7 @@ class LongTermMemory:
         return memory_id
 
     def _over_capacity(
-        self, db: sqlite3.Connection, user_id: str, mesh_id: str, keep: str, now: float
+        self, db: Transaction, user_id: str, mesh_id: str, keep: str, now: float
     ) -> list[str]:
         """Memories of (user, entity) to evict down to ``capacity_per_entity``; never ``keep``."""
         rows = db.execute(
@@ -208,18 +207,22 @@ class LongTermMemory:
         t = clock(now)
         wanted = set(ids)
         marks = ",".join("?" * len(ids))
+        # one row per (memory, entity it is about); grouped here, not with an SQL aggregate, so
+        # the statement runs unchanged on SQLite and PostgreSQL
         rows = self._db.query(
-            "SELECT m.memory_id, m.text, m.weight, m.last_seen, m.created_at, "
-            "group_concat(all_e.mesh_id, ?) AS about FROM user_memories m "
+            "SELECT m.memory_id, m.text, m.weight, m.last_seen, m.created_at, all_e.mesh_id "
+            "FROM user_memories m "
             "JOIN user_memory_entities all_e ON all_e.memory_id = m.memory_id "
             "WHERE m.user_id = ? AND m.memory_id IN ("
-            f"  SELECT memory_id FROM user_memory_entities WHERE user_id = ? AND mesh_id IN ({marks})) "
-            "GROUP BY m.memory_id",
-            (_SEPARATOR, user_id, user_id, *ids),
+            f"  SELECT memory_id FROM user_memory_entities WHERE user_id = ? AND mesh_id IN ({marks}))",
+            (user_id, user_id, *ids),
         )
-        scored: list[tuple[float, Memory]] = []
+        found: dict[str, tuple[Any, set[str]]] = {}
         for r in rows:
-            about = tuple(sorted(set(r["about"].split(_SEPARATOR))))
+            found.setdefault(r["memory_id"], (r, set()))[1].add(r["mesh_id"])
+        scored: list[tuple[float, Memory]] = []
+        for r, entities in found.values():
+            about = tuple(sorted(entities))
             weight = self.decayed(r["weight"], r["last_seen"], t)
             overlap = len(wanted.intersection(about)) / len(wanted)
             label = relative_time_label(t - r["created_at"], label_language)

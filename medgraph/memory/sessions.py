@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from medgraph.memory.sqlite import AppDatabase, clock
+from medgraph.memory.sqlite import clock, open_app_database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chat_sessions (
@@ -61,7 +61,7 @@ class ChatMessage:
 
 
 class SessionStore:
-    """Sessions and messages in the app's SQLite file (``app.path``); safe to share between threads.
+    """Sessions and messages in the app database (``app.path``: SQLite file or PostgreSQL URL); safe to share between threads.
 
     With ``max_age_s`` (``memory.session_max_age_days``) set, ``open_session`` also runs
     ``delete_expired(max_age_s)`` at most once per ``prune_every_s``, so no separate job is needed.
@@ -75,7 +75,7 @@ class SessionStore:
         self.max_age_s = max_age_s
         self.prune_every_s = prune_every_s
         self._last_prune = float("-inf")
-        self._db = AppDatabase(path, _SCHEMA)
+        self._db = open_app_database(path, _SCHEMA)
 
     def open_session(
         self, session_id: str | None, user_id: str | None, now: float | None = None
