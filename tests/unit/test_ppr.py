@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from medgraph.retrieve.ppr import PPRIndex
+from medgraph.retrieve.ppr import PPRIndex, ProcessPPR, incidence_from_pairs
 
 METHODS = {"two-step": 20_000_000, "bipartite": 0}  # method → max_pairs that selects it
 
@@ -206,3 +207,136 @@ def test_from_store_and_validation(small) -> None:
         index.query({ents[0]: 1.0}, damping=1.0)
     with pytest.raises(ValueError):
         PPRIndex(b, ents[:-1], chunks)
+
+
+# --- ProcessPPR: the served index follows the store -----------------------------------------
+
+
+class PairsStore:
+    """A store that hands out ``entity_chunk_pairs`` and a write version as its signature;
+    ``gate`` (when set) blocks incidence reads until it is released."""
+
+    def __init__(self, pairs: list[tuple[str, str, int]]) -> None:
+        self.pairs = list(pairs)
+        self.version = 0
+        self.reads = 0
+        self.gate: threading.Event | None = None
+        self.reading = threading.Event()
+        self.fail = False
+
+    def add(self, *pairs: tuple[str, str, int]) -> None:
+        self.pairs.extend(pairs)
+        self.version += 1
+
+    def graph_signature(self) -> int:
+        return self.version
+
+    def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
+        self.reads += 1
+        self.reading.set()
+        if self.gate is not None:
+            assert self.gate.wait(10)
+        if self.fail:
+            raise RuntimeError("store down")
+        return list(self.pairs)
+
+
+BASE = [("D1", "c1", 2), ("D1", "c2", 1), ("D2", "c2", 1), ("D2", "c3", 1), ("D3", "c4", 1)]
+
+
+def chunk_ids(hits: list) -> list[str]:  # type: ignore[type-arg]
+    return [h.chunk_id for h in hits]
+
+
+def test_incidence_from_pairs_sorts_ids_and_adds_repeats() -> None:
+    m, ents, chunks = incidence_from_pairs([("D2", "c9", 1), ("D1", "c1", 2), ("D2", "c9", 3)])
+    assert ents == ["D1", "D2"] and chunks == ["c1", "c9"]
+    assert m.toarray().tolist() == [[2.0, 0.0], [0.0, 4.0]]
+
+
+def test_process_ppr_matches_the_index_and_builds_once() -> None:
+    store = PairsStore(BASE)
+    engine = ProcessPPR(store, poll_s=3600)
+    want = PPRIndex(*incidence_from_pairs(BASE)).query({"D1": 1.0})
+    assert engine.query({"D1": 1.0}) == want
+    engine.query({"D2": 1.0})
+    assert store.reads == 1 and engine.stats()["generation"] == 1
+
+
+def test_refresh_by_generation_picks_up_new_chunks() -> None:
+    clock = [0.0]
+    store = PairsStore(BASE)
+    engine = ProcessPPR(store, poll_s=5.0, clock=lambda: clock[0])
+    assert "c5" not in chunk_ids(engine.query({"D1": 1.0}))
+    store.add(("D1", "c5", 1))
+    clock[0] = 1.0  # before the poll interval: no check, the old index answers
+    assert "c5" not in chunk_ids(engine.query({"D1": 1.0})) and store.reads == 1
+    clock[0] = 6.0  # due: this query starts the check (answered from the old index) ...
+    engine.query({"D1": 1.0})
+    assert engine.wait(10)
+    assert "c5" in chunk_ids(engine.query({"D1": 1.0}))  # ... and the next sees the new chunk
+    assert store.reads == 2 and engine.stats()["generation"] == 2
+    clock[0] = 12.0  # signature unchanged: checked, not rebuilt
+    engine.query({"D1": 1.0})
+    assert engine.wait(10) and store.reads == 2
+    store.pairs.append(("D1", "c6", 1))  # a write that leaves the signature alone: seen on refresh()
+    engine.refresh()
+    assert "c6" in chunk_ids(engine.query({"D1": 1.0})) and engine.stats()["generation"] == 3
+
+
+def test_a_query_during_a_rebuild_is_served_from_the_old_index() -> None:
+    store = PairsStore(BASE)
+    engine = ProcessPPR(store, poll_s=3600)
+    old = engine.query({"D1": 1.0})
+    store.add(("D1", "c5", 1))
+    store.gate, store.reading = threading.Event(), threading.Event()
+    engine.refresh(wait=False)
+    assert store.reading.wait(10) and engine.rebuilding  # the rebuild is stuck in its incidence read
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        during = pool.submit(engine.query, {"D1": 1.0}).result(timeout=5)  # not blocked by it
+    assert during == old and engine.stats()["generation"] == 1
+    assert not engine.wait(0.05)
+    store.gate.set()
+    assert engine.wait(10) and not engine.rebuilding
+    assert "c5" in chunk_ids(engine.query({"D1": 1.0})) and engine.stats()["generation"] == 2
+
+
+def test_a_failed_rebuild_keeps_the_old_index() -> None:
+    store = PairsStore(BASE)
+    engine = ProcessPPR(store, poll_s=3600)
+    old = engine.query({"D1": 1.0})
+    store.add(("D1", "c5", 1))
+    store.fail = True
+    engine.check(wait=True)
+    assert engine.query({"D1": 1.0}) == old and engine.last_error is not None
+    store.fail = False
+    engine.check(wait=True)
+    assert "c5" in chunk_ids(engine.query({"D1": 1.0})) and engine.last_error is None
+
+
+def test_retriever_runs_ppr_in_process_or_on_the_store() -> None:
+    from medgraph.config.models import RetrievalConfig
+    from medgraph.retrieve.retriever import Retriever
+    from medgraph.retrieve.types import QueryAnalysis
+
+    class Store(PairsStore):
+        def __init__(self) -> None:
+            super().__init__(BASE)
+            self.store_calls = 0
+
+        def ppr(self, seeds: dict[str, float], damping: float, top_k: int) -> list:  # type: ignore[type-arg]
+            self.store_calls += 1
+            return []
+
+    analysis = QueryAnalysis("q", "en", seed_bias=(("D1", 1.0),))
+    store = Store()
+    process = Retriever(RetrievalConfig(paths=("ppr",)), store, None, None)  # type: ignore[arg-type]
+    assert process.ppr_index is not None
+    assert [c.chunk_id for c in process.search_path("ppr", analysis, 5)] == ["c1", "c2", "c3"]
+    store.add(("D1", "c5", 1))
+    process.refresh()  # rebuilt at once, not on the next poll
+    assert "c5" in [c.chunk_id for c in process.search_path("ppr", analysis, 5)]
+    assert store.store_calls == 0
+    on_store = Retriever(RetrievalConfig(paths=("ppr",), ppr_engine="store"), store, None, None)  # type: ignore[arg-type]
+    assert on_store.ppr_index is None and on_store.search_path("ppr", analysis, 5) == []
+    assert store.store_calls == 1
