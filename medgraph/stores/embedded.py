@@ -313,6 +313,11 @@ class EmbeddedGraphStore:
             self._ppr_cache = None
             self._version += 1
 
+    def graph_signature(self) -> int:
+        """The write version: changes with every write through this store and with ``refresh()``."""
+        with self._lock:
+            return self._version
+
     def incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
         """Entity × chunk matrix (mention counts), entity IDs and chunk IDs; cached until a write."""
         with self._lock:

@@ -5,17 +5,22 @@
 upsert keyed by content hashes, so a retried batch or a re-run job never duplicates.
 ``make_graph_store`` imports the configured backend lazily (``medgraph.stores.neo4j_store`` for
 ``kind: neo4j``). ``ppr`` ranks chunks by Personalized PageRank from seed entities; each backend
-runs it where its graph lives (scipy.sparse in process, GDS on the Neo4j server).
+runs it where its graph lives (scipy.sparse in process, GDS on the Neo4j server). ``incidence`` and
+``graph_signature`` let the retriever run PPR in process for any backend instead
+(``retrieval.ppr_engine: process``, ``medgraph.retrieve.ppr.ProcessPPR``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from medgraph.schemas import Chunk, Entity, Failure, Mention
 
 if TYPE_CHECKING:
+    import scipy.sparse as sp
+
     from medgraph.community.types import Community
     from medgraph.config.models import GraphStoreConfig
     from medgraph.retrieve.ppr import PPRHit
@@ -99,6 +104,16 @@ class GraphStore(Protocol):
         ``damping`` is the probability of following an edge (GDS ``dampingFactor``); the walk runs
         on the undirected Entity—Chunk graph weighted by mention counts. Unknown seeds are ignored.
         """
+        ...
+
+    def incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
+        """Entity × chunk matrix (mention counts) with its sorted entity and chunk IDs: the input
+        of the in-process PPR index (``medgraph.retrieve.ppr.ProcessPPR``)."""
+        ...
+
+    def graph_signature(self) -> Hashable:
+        """A cheap value that changes when the entity–chunk graph does (polled to refresh the
+        in-process PPR index): the embedded store's write version, Neo4j's counts + latest update."""
         ...
 
     # --- communities (medgraph.community): Community nodes with MEMBER_OF edges ------------

@@ -20,6 +20,10 @@ one PageRank per weight group and add them (PPR is linear in the seeds). Strateg
 on the demo graph (634 chunks), 216 / 387 ms at 100k mentions (projection 0.3 s, once per write
 generation); projecting the seeds' 2-hop subgraph per query 313 / 579 ms and 1081 / 1652 ms.
 ``entity_path`` estimates each entity's PPR mass from the hits (``PPRIndex`` uses the exact mass).
+The query path does not need GDS: ``incidence()`` reads the Entity—Chunk incidence in pages of
+chunks (by ``chunk_id``, index-ordered, one short read transaction each) for the in-process
+``PPRIndex`` (``medgraph.retrieve.ppr.ProcessPPR``), and ``graph_signature()`` — the same signature,
+a few count-store lookups and one index seek — tells it when to read again.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, LiteralString, TypeVar
 
+import numpy as np
+import scipy.sparse as sp
 from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 
@@ -154,6 +160,13 @@ CALL () { MATCH (d:Document) WHERE d.updated_at IS NOT NULL
           WITH d.updated_at AS at ORDER BY at DESC LIMIT 1 RETURN collect(at) AS at }
 RETURN [chunks, entities, mentions] + at AS signature
 """
+# a page of the incidence: the next $page chunks by chunk_id (index-ordered) with their mentions' entities
+_INCIDENCE_PAGE: LiteralString = """
+MATCH (c:Chunk) WHERE c.chunk_id > $after
+WITH c ORDER BY c.chunk_id LIMIT $page
+RETURN c.chunk_id AS chunk_id, [(e:Entity)-[:MENTIONED_IN]->(c) | e.mesh_id] AS mesh_ids
+"""
+INCIDENCE_PAGE = 20_000  # chunks per read transaction
 _GET_CHUNKS: LiteralString = """
 UNWIND $ids AS id MATCH (c:Chunk {chunk_id: id})
 OPTIONAL MATCH (d:Document {doc_id: c.doc_id})
@@ -517,6 +530,44 @@ class Neo4jGraphStore:
 
     def _signature(self) -> tuple[Any, ...]:
         return tuple(self._read(_SIGNATURE)[0]["signature"])
+
+    def graph_signature(self) -> tuple[Any, ...]:
+        """Chunk, entity and mention counts and the latest document update: changes with the graph
+        (the projection name's signature); a handful of count-store lookups and one index seek."""
+        return self._signature()
+
+    def incidence(self, page: int = INCIDENCE_PAGE) -> tuple[sp.csr_matrix, list[str], list[str]]:
+        """Entity × chunk matrix (mention counts), sorted entity IDs and sorted chunk IDs of the
+        chunks with mentions, read in pages of ``page`` chunks (one read transaction each)."""
+        ent_index: dict[str, int] = {}
+        chunk_ids: list[str] = []
+        rows: list[int] = []
+        counts: list[int] = []
+        after = ""
+
+        def work(tx: ManagedTransaction, after: str) -> list[tuple[str, list[str]]]:
+            return [(r[0], r[1]) for r in tx.run(_INCIDENCE_PAGE, after=after, page=page)]
+
+        with self._guard(), self._driver.session(database=self.cfg.database) as session:
+            while True:
+                batch = session.execute_read(work, after)
+                for chunk_id, mesh_ids in batch:
+                    if mesh_ids:
+                        rows.extend(ent_index.setdefault(m, len(ent_index)) for m in mesh_ids)
+                        counts.append(len(mesh_ids))
+                        chunk_ids.append(chunk_id)
+                if len(batch) < page:
+                    break
+                after = batch[-1][0]
+        cols = np.repeat(np.arange(len(chunk_ids), dtype=np.int64), counts)
+        entities = sorted(ent_index)
+        rank = np.empty(len(entities), dtype=np.int64)
+        rank[[ent_index[e] for e in entities]] = np.arange(len(entities))
+        data = np.ones(len(cols), dtype=np.float64)
+        matrix = sp.csr_matrix((data, (rank[np.asarray(rows, dtype=np.int64)], cols)),
+                               shape=(len(entities), len(chunk_ids)))
+        matrix.sum_duplicates()  # one entry per mention: duplicates add up to the mention count
+        return matrix, entities, chunk_ids
 
     def _projected_graph(self, force: bool = False) -> tuple[str, int]:
         """Name and node count of a projection of the current graph; projects (drops stale ones) if needed."""
