@@ -6,7 +6,10 @@ them directly. Inputs and outputs are the records of ``medgraph.retrieve`` and
 
 - ``AnalyzerService``: NER + linking of questions (cached) and of entity names.
 - ``RetrieverService``: owns the stores (with embedded stores: the single owner process), the
-  query embedder and the PPR index; retrieval, entity neighbourhoods, readiness.
+  query embedder and the PPR index (built at start-up from the graph store's incidence for
+  ``retrieval.ppr_engine: process``, whatever the store; it follows the store's graph signature
+  and is rebuilt in the background, and at once after a live ingest); retrieval, entity
+  neighbourhoods, readiness.
 - ``RerankerService``: calibrated relevance of each candidate.
 - ``RouterService``: the tier of each question (``medgraph.route``: rules, or an LLM classifier
   calling one engine's ``TierService.chat``, falling back to the rules).
@@ -155,8 +158,13 @@ class RetrieverService:
         return cands
 
     def ready(self) -> dict[str, Any]:
-        """Store counts; raises ``StoreUnavailable`` when a store cannot answer."""
-        return {**self.graph.counts(), "vectors": self.vectors.count(), "last_run": self.graph.last_run()}
+        """Store counts and the in-process PPR index's generation and build times (``ppr_index``,
+        absent with ``retrieval.ppr_engine: store``); raises ``StoreUnavailable`` when a store
+        cannot answer."""
+        out = {**self.graph.counts(), "vectors": self.vectors.count(), "last_run": self.graph.last_run()}
+        if self.retriever.ppr_index is not None:
+            out["ppr_index"] = self.retriever.ppr_index.stats()
+        return out
 
 
 class RerankerService:

@@ -255,6 +255,13 @@ class RetrievalConfig(_Model):
     # the ppr path runs only for questions with at least this many seeds: MeSH entities they link
     # (plus a signed-in user's interest seeds); 1 runs it whenever there is a seed
     ppr_min_entities: int = Field(default=1, ge=1)
+    # where the ppr path runs: ``process``: an in-process PPR index (medgraph.retrieve.ppr) built from
+    # the graph store's incidence, whatever the store (Neo4j included); ``store``: the store's own
+    # ``ppr`` (GDS PageRank on Neo4j)
+    ppr_engine: Literal["process", "store"] = "process"
+    # process engine: the store's graph signature is checked at most this often (seconds, in the
+    # background, when questions come); a change rebuilds the index in the background
+    ppr_refresh_s: float = Field(default=5.0, ge=0.0)
     rrf_k: int = Field(default=60, ge=1)
     weights: dict[str, float] = Field(default_factory=lambda: {"vector": 1.0, "ppr": 0.5})
     language_filter: bool = False  # restrict vector search to the question's language

@@ -5,8 +5,13 @@ Input: a ``QueryAnalysis``. Output: ``RetrievalResult`` — fused candidates (ch
 
 Paths:
 - ``ppr``: Personalized PageRank over the entity–chunk graph seeded from the question's MeSH
-  entities (only with at least ``ppr_min_entities`` seeds), run by the graph store (``GraphStore.ppr``: ``medgraph.retrieve.ppr`` in process for
-  the embedded store, GDS for Neo4j); each hit carries the entity path that reached it.
+  entities (only with at least ``ppr_min_entities`` seeds); each hit carries the entity path that
+  reached it. ``retrieval.ppr_engine``: ``process`` (default) runs it on an in-process index
+  (``medgraph.retrieve.ppr.ProcessPPR``) built from the store's incidence, for any store (Neo4j
+  included), checked against the store's graph signature at most every ``ppr_refresh_s`` seconds
+  and rebuilt in the background (questions meanwhile use the previous index); ``store`` calls the
+  store's own ``GraphStore.ppr`` (GDS PageRank on Neo4j). A store without ``incidence`` /
+  ``entity_chunk_pairs`` is always asked for ``ppr`` itself.
 - ``dense`` / ``sparse``: one vector search each, fused here with their own RRF weights.
 - ``feedback``: the sparse search again with pseudo-relevance feedback (RM3-style): the mean of
   the stored sparse vectors of the top ``feedback.docs`` sparse hits gives ``feedback.terms``
@@ -44,6 +49,7 @@ from medgraph.config.models import RetrievalConfig
 from medgraph.embed.base import Embedder, SparseVector, dense_feature
 from medgraph.embed.lexical import tokenize
 from medgraph.retrieve.fusion import language_weights, rrf
+from medgraph.retrieve.ppr import PPRHit, ProcessPPR
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
 log = logging.getLogger(__name__)
@@ -72,28 +78,43 @@ class Retriever:
         self.vectors = vectors
         self.embedder = embedder
         self.communities = communities  # medgraph.community.index.CommunitySearch, for the community path
+        self.ppr_index: ProcessPPR | None = None  # the in-process PPR index (ppr_engine: process)
+        if cfg.ppr_engine == "process" and _has_incidence(graph):
+            self.ppr_index = ProcessPPR(graph, poll_s=cfg.ppr_refresh_s)
 
     # --- paths ------------------------------------------------------------------------------
 
     def warm_up(self) -> None:
         """Load the embedder's weights and build the graph index now, not on the first question."""
         self.query_vectors(QueryAnalysis("warm-up", "en"))
-        self.graph.ppr({"warm-up": 1.0}, damping=self.cfg.damping, top_k=1)
+        self.ppr({"warm-up": 1.0}, top_k=1)
 
-    def refresh(self) -> None:
+    def refresh(self, wait: bool = True) -> None:
         """See data written since the graph index was built (after a live ingest): the graph store
         drops its cached incidence / PPR index (``refresh()`` where it has one; Neo4j re-projects
-        by itself when the graph changed) and the index is rebuilt now, not on the next question.
-        The vector store's local index rebuilds after writes by itself."""
+        by itself when the graph changed) and the index is rebuilt now, not on the next question;
+        the in-process index is rebuilt in the background and swapped in, ``wait``: returns once
+        it is served (questions meanwhile are answered from the previous one). The vector store's
+        local index rebuilds after writes by itself."""
         refresh = getattr(self.graph, "refresh", None)
         if callable(refresh):
             refresh()
-        self.graph.ppr({"warm-up": 1.0}, damping=self.cfg.damping, top_k=1)
+        if self.ppr_index is not None:
+            self.ppr_index.refresh(wait=wait)
+        else:
+            self.graph.ppr({"warm-up": 1.0}, damping=self.cfg.damping, top_k=1)
+
+    def ppr(self, seeds: dict[str, float], top_k: int) -> list[PPRHit]:
+        """Top-``top_k`` chunks by PPR from the weighted seeds, on the configured engine."""
+        if self.ppr_index is not None:
+            return self.ppr_index.query(seeds, damping=self.cfg.damping, top_k=top_k)
+        hits: list[PPRHit] = self.graph.ppr(seeds, damping=self.cfg.damping, top_k=top_k)
+        return hits
 
     def _ppr_path(self, analysis: QueryAnalysis, limit: int) -> list[Candidate]:
         if len(analysis.seeds) < max(self.cfg.ppr_min_entities, 1):  # the question's entities (+ interests)
             return []
-        hits = self.graph.ppr(analysis.seeds, damping=self.cfg.damping, top_k=limit)
+        hits = self.ppr(analysis.seeds, top_k=limit)
         return [Candidate(h.chunk_id, h.score, {"ppr": h.score}, entity_path=list(h.entity_path)) for h in hits]
 
     def query_vectors(self, analysis: QueryAnalysis) -> QueryVectors:
@@ -242,6 +263,11 @@ class Retriever:
                 "cross_lingual": float(cand.chunk is not None and cand.chunk.language != analysis.language),
             }
         cands[:] = [c for c in cands if c.chunk is not None]  # a chunk deleted meanwhile is dropped
+
+
+def _has_incidence(graph: Any) -> bool:
+    """Whether the store hands out its entity–chunk incidence (the in-process index's input)."""
+    return any(callable(getattr(type(graph), name, None)) for name in ("incidence", "entity_chunk_pairs"))
 
 
 def _lexical_overlap(term_sets: list[set[str]], text_terms: set[str]) -> float:
