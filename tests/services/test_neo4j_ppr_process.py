@@ -45,14 +45,15 @@ def write_doc(store: Any, doc: str, chunks: list[list[int]]) -> list[str]:
     """One document of chunks, each mentioning the given entities (by number); its chunk IDs."""
     doc_id = f"{TAG}-{doc}"
     store.upsert_documents([DocumentRecord(doc_id, doc, "en", "h", len(chunks), f"TEST:{doc_id}")])
-    rows, mentions = [], []
+    rows: list[Chunk] = []
+    mentions: list[Mention] = []
     for j, ents in enumerate(chunks):
         c = Chunk(f"{doc_id}-c{j}", doc_id, j, "text", ["Abstract"], f"{doc_id}-p", "", 5, "en", title=doc,
                   doc_hash="h", doc_chunk_count=len(chunks))
         rows.append(c)
         mentions += [Mention(4 * k, 4 * k + 3, "x", ent(e), "Disease", "exact", 1.0, c.chunk_id)
                      for k, e in enumerate(ents)]
-    entities = [Entity(m, m, "Disease") for m in sorted({m.mesh_id for m in mentions})]
+    entities = [Entity(m, m, "Disease") for m in sorted({ent(e) for ents in chunks for e in ents})]
     store.upsert_chunks(rows, mentions, entities)
     store.complete_documents([doc_id])
     return [c.chunk_id for c in rows]
@@ -90,7 +91,7 @@ def _mine(hits: list[Any]) -> list[Any]:
     return [h for h in hits if h.chunk_id.startswith(TAG)]
 
 
-def test_incidence_holds_what_was_written(store) -> None:
+def test_incidence_holds_what_was_written(store: Any) -> None:
     matrix, entities, chunks = store.incidence(page=7)  # several pages
     mine = [i for i, c in enumerate(chunks) if c.startswith(TAG)]
     assert len(mine) == N_DOCS * CHUNKS_PER_DOC and chunks == sorted(chunks) and entities == sorted(entities)
@@ -102,7 +103,7 @@ def test_incidence_holds_what_was_written(store) -> None:
 
 
 @pytest.mark.parametrize("damping", [0.5, 0.85])
-def test_process_and_gds_ppr_agree(store, damping: float) -> None:
+def test_process_and_gds_ppr_agree(store: Any, damping: float) -> None:
     engine = ProcessPPR(store, poll_s=3600)
     rng = np.random.default_rng(5)
     overlaps = []
@@ -124,7 +125,7 @@ def test_process_and_gds_ppr_agree(store, damping: float) -> None:
     assert min(overlaps) >= 0.9, overlaps
 
 
-def test_the_index_follows_a_write_by_signature(store) -> None:
+def test_the_index_follows_a_write_by_signature(store: Any) -> None:
     engine = ProcessPPR(store, poll_s=3600)
     seeds = {ent(N_ENT - 1): 1.0}  # the least popular entity
     before = engine.query(seeds)
