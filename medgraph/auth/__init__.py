@@ -2,7 +2,9 @@
 
 ``ApiKeyStore`` verifies ``mgk_...`` keys (stored hashed) into a ``Principal``;
 ``QuotaTracker`` counts requests per user and in total per UTC day; ``ConcurrencyGate`` caps the
-questions answered at once and queues the rest in order. Operators use ``python -m medgraph.auth``.
+questions answered at once and queues the rest in order. ``medgraph.auth.redis_state`` shares
+the quotas and the gate between replicas through Redis (``make_quota(cfg)``, ``make_gate(cfg)``:
+the in-process versions when ``cfg.redis.url`` is None). Operators use ``python -m medgraph.auth``.
 """
 
 from medgraph.auth.gate import ConcurrencyGate, GateFull

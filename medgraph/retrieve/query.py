@@ -4,17 +4,20 @@ its translations into the other corpus languages.
 Input: a question (and optionally its language). Output: ``QueryAnalysis``. The same NER +
 linking code as ingestion runs on the question; each linked entity's names in the other
 ``languages`` give the translations (``medgraph.retrieve.translate``) and ``entity_names`` (the
-answer composer looks for them in sentences and names them in its lead line). Results are cached (LRU)
-so a repeated question skips it.
+answer composer looks for them in sentences and names them in its lead line). Results are cached
+so a repeated question skips it: by default in this process (LRU of ``cache_size``), or in any
+``AnalysisCache`` given as ``cache`` (``medgraph.retrieve.analysis_cache``: the LRU in front of
+Redis, shared by every analyzer replica). ``hits`` counts answers from the cache, ``misses``
+analyses computed.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 
 from medgraph.ingest.text import detect_language
 from medgraph.link import EntityExtractor
+from medgraph.retrieve.analysis_cache import AnalysisCache, LruAnalysisCache
 from medgraph.retrieve.translate import OntologyTranslator
 from medgraph.retrieve.types import QueryAnalysis
 
@@ -28,12 +31,13 @@ class QueryAnalyzer:
         cache_size: int = 1024,
         languages: tuple[str, ...] = LANGUAGES,
         names_per_entity: int = 2,
+        cache: AnalysisCache | None = None,
     ) -> None:
         self.extractor = extractor
         self.languages = languages
         self.translator = OntologyTranslator(extractor.vocab.get, names_per_entity)
         self.cache_size = cache_size
-        self._cache: OrderedDict[tuple[str, str], QueryAnalysis] = OrderedDict()
+        self.cache: AnalysisCache = cache if cache is not None else LruAnalysisCache(cache_size)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -42,12 +46,11 @@ class QueryAnalyzer:
         text = " ".join(question.split())
         lang = language or detect_language(text)
         key = (text, lang)
-        with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None:
-                self._cache.move_to_end(key)
+        cached = self.cache.get(key)
+        if cached is not None:
+            with self._lock:
                 self.hits += 1
-                return cached
+            return cached
         linked = QueryAnalysis(text, lang, tuple(self.extractor.extract(text, lang)))
         translations = ((t, self.translator.translate(linked, t)) for t in self.languages)
         names = tuple((mesh_id, t, name) for mesh_id in linked.entity_ids
@@ -56,8 +59,5 @@ class QueryAnalyzer:
                                  entity_names=names)
         with self._lock:
             self.misses += 1
-            if self.cache_size:
-                self._cache[key] = analysis
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
+        self.cache.put(key, analysis)
         return analysis

@@ -7,7 +7,8 @@ reciprocal rank; the reranker sets ``relevance`` (calibrated, 0..1) on each cand
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from medgraph.schemas import Chunk, Mention
 
@@ -45,6 +46,26 @@ class QueryAnalysis:
     def entity_ids(self) -> list[str]:
         """The question's own linked MeSH IDs, in order of mention (no ``seed_bias``)."""
         return list(dict.fromkeys(m.mesh_id for m in self.mentions if m.mesh_id))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values (``from_dict`` rebuilds the same analysis)."""
+        return {
+            "text": self.text, "language": self.language,
+            "mentions": [asdict(m) for m in self.mentions],
+            "translations": [list(t) for t in self.translations],
+            "seed_bias": [list(s) for s in self.seed_bias],
+            "entity_names": [list(n) for n in self.entity_names],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QueryAnalysis:
+        return cls(
+            str(data["text"]), str(data["language"]),
+            tuple(Mention(**m) for m in data.get("mentions", ())),
+            tuple((str(a), str(b)) for a, b in data.get("translations", ())),
+            tuple((str(a), float(b)) for a, b in data.get("seed_bias", ())),
+            tuple((str(a), str(b), str(c)) for a, b, c in data.get("entity_names", ())),
+        )
 
 
 @dataclass
