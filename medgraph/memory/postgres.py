@@ -40,6 +40,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 APP_LOCK_KEY = int.from_bytes(b"medgraph", "big")  # pg_advisory_xact_lock key of every app write
 CONNECT_TIMEOUT_S = 5  # unless the URL sets connect_timeout
+# one round trip (simple query protocol: no parameters, so two statements are allowed)
+_BEGIN_LOCKED = f"BEGIN; SELECT pg_advisory_xact_lock({APP_LOCK_KEY})"
 
 
 class Row(dict[str, Any]):
@@ -172,8 +174,7 @@ class PostgresDatabase:
             for attempt in (0, 1):
                 conn = self._connection(fresh=attempt == 1)
                 try:
-                    conn.execute("BEGIN")
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (APP_LOCK_KEY,))
+                    conn.execute(_BEGIN_LOCKED)
                     break
                 except psycopg.OperationalError as exc:
                     if attempt == 0 and conn.broken:  # lost while idle (server restart): reconnect once
