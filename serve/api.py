@@ -1,20 +1,28 @@
 """The HTTP ingress: one FastAPI app in front of the Serve deployments.
 
 Endpoints: ``POST /chat``, ``POST /chat/stream`` (Server-Sent Events), ``POST /v1/chat/completions``
-(OpenAI-compatible, streaming or not; model ``medgraph-small|medium|large`` forces a tier; earlier
-messages are the conversation the rewriter reads), ``POST /route`` (the routing decision alone),
-``GET /graph/entity``, ``GET /health/live``, ``GET /health/ready`` (stores and LLM tiers),
-``GET /metrics`` (Prometheus text: tier wakes, sleeps, latencies, memory freed),
-``POST /tiers/{engine}/sleep|wake`` (``serve.tier_admin``), and for admins ``GET /admin/status``
-(pipeline, stores, tiers, usage), ``GET|POST /admin/users``, ``POST /admin/users/{id}/keys``,
-``DELETE /admin/keys/{key_id}``.
+(OpenAI-compatible, streaming or not; model ``medgraph`` routes, ``medgraph-small|medium|large``
+forces a tier, any other model is a 404 in OpenAI's error shape; earlier messages are the
+conversation the rewriter reads), ``GET /v1/models``, ``POST /route`` (the routing decision alone),
+``GET /graph/entity``, ``GET /graph/communities``, ``GET /health/live``, ``GET /health/ready``
+(stores and LLM tiers), ``GET /metrics`` (Prometheus text: tier wakes, sleeps, latencies, memory
+freed), ``POST /tiers/{engine}/sleep|wake`` (``serve.tier_admin``), and for admins
+``GET /admin/status`` (pipeline, stores, tiers, usage), ``GET|POST /admin/users``,
+``POST /admin/users/{id}/keys``, ``DELETE /admin/keys/{key_id}``.
 
 Questions go to the agent deployment (``serve/agent.py``: the LangGraph agent). The ingress does
-what must happen before it: the caller's identity (``Authorization: Bearer <key>`` or
-``X-API-Key``; keys stored hashed, roles admin/user; anonymous when ``auth.required`` is false),
-the per-user and global daily quotas (429), and the global concurrency cap: requests over
-``auth.max_concurrent`` wait in a FIFO queue (``/chat/stream`` sends ``{"status": "queued",
-"position": n}`` while waiting) and only a full queue (``auth.max_queue``) is refused (503).
+what must happen before it:
+- identity, one dependency (``caller``) on every route but liveness: ``Authorization: Bearer <key>``
+  or ``X-API-Key``; keys stored hashed, roles admin/user. With ``auth.required`` every route needs a
+  key, ``/metrics`` and tier administration an admin key, and readiness tells a caller without an
+  admin key only up or down. Without it, callers without a key are anonymous: they may continue
+  only sessions the server started for them (IDs carrying a keyed tag), never a chosen ID.
+- the per-user and global daily quotas (429) and the global concurrency cap for every route that
+  does work (questions, ``/route``, ``/graph/*``): requests over ``auth.max_concurrent`` wait in a
+  FIFO queue (``/chat/stream`` sends ``{"status": "queued", "position": n}`` while waiting) and only
+  a full queue (``auth.max_queue``) is refused (503). Choosing the tier is ``auth.force_tier``'s.
+- limits: a body over ``serve.max_body_bytes`` is a 413; strings with NUL or lone surrogates, IDs
+  the stores would refuse, too many or too long messages are 422 with the reason.
 Bad requests get 4xx with a message; a store that cannot answer within ``serve.store_timeout_s``
 (or raises ``StoreUnavailable``), or a tier that cannot wake or run, gives 503, never a hang.
 
@@ -27,19 +35,24 @@ No ``from __future__ import annotations`` here: FastAPI must see the real reques
 
 import asyncio
 import hashlib
+import hmac
 import json
 import logging
 import os
 import re
+import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, Header, HTTPException, Query
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 from ray import serve
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from medgraph.agent.graph import AgentRequest
 from medgraph.config import MedGraphConfig
@@ -57,32 +70,49 @@ Tier = Literal["small", "medium", "large"]
 
 
 SESSION_ID = r"^[A-Za-z0-9_-]{1,128}$"  # what the session store accepts (medgraph.memory.sessions)
+USER_ID = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"  # what the key store accepts (medgraph.auth.keys)
+KEY_ID = r"^[0-9a-f]{12}$"  # the key_id of mgk_<key_id>_<secret> (medgraph.auth.keys)
 MAX_MESSAGES = 64  # messages of one completion request (the rewriter reads the last turns)
+MODEL_ROUTED = "medgraph"  # the model name that lets the router choose the tier
+
+
+def _clean_text(value: str) -> str:
+    """Text the stores and the JSON encoder can keep: no NUL, no lone surrogates."""
+    if "\x00" in value:
+        raise ValueError("text must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text must be valid Unicode (no lone surrogates)") from None
+    return value
+
+
+Text = Annotated[str, AfterValidator(_clean_text)]
 
 
 class ChatRequest(BaseModel):
-    message: str = Field(min_length=1, max_length=4000)
+    message: Text = Field(min_length=1, max_length=4000)
     session_id: str | None = Field(default=None, max_length=128, pattern=SESSION_ID)
     language: Literal["en", "de", "zh"] | None = None
-    tier: Tier | None = None  # force a tier instead of routing
+    tier: Tier | None = None  # force a tier instead of routing (auth.force_tier)
 
 
 class RouteRequest(BaseModel):
-    message: str = Field(min_length=1, max_length=4000)
+    message: Text = Field(min_length=1, max_length=4000)
     language: Literal["en", "de", "zh"] | None = None
 
 
 class ChatMessage(BaseModel):
     role: Literal["system", "user", "assistant", "tool"]
-    content: str = Field(max_length=16000)
+    content: Text = Field(max_length=16000)
 
 
 class CompletionRequest(BaseModel):
-    model: str = Field(default="medgraph", max_length=64)
+    model: Text = Field(default=MODEL_ROUTED, min_length=1, max_length=64)
     messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
     stream: bool = False
     # OpenAI's end-user field (any string, e.g. an e-mail address): names the session, see session_of_user
-    user: str | None = Field(default=None, min_length=1, max_length=256)
+    user: Text | None = Field(default=None, min_length=1, max_length=256)
 
 
 def session_of_user(user: str | None) -> str | None:
@@ -95,7 +125,7 @@ def session_of_user(user: str | None) -> str | None:
 
 class NewUser(BaseModel):
     # what the key store accepts (medgraph.auth.keys): 1-64 characters, the first a letter or digit
-    user_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+    user_id: str = Field(min_length=1, max_length=64, pattern=USER_ID)
     role: Literal["admin", "user"] = "user"
 
 
@@ -103,10 +133,17 @@ class ServiceUnavailable(Exception):
     pass
 
 
-def _forced_tier(model: str) -> str | None:
-    """``medgraph-small`` / ``-medium`` / ``-large`` choose a tier; any other model name routes."""
-    suffix = model.rsplit("-", 1)[-1]
-    return suffix if model.startswith("medgraph-") and suffix in TIER_NAMES else None
+def tier_models() -> dict[str, str | None]:
+    """The model names of /v1: ``medgraph`` (the router chooses) and one per tier."""
+    return {MODEL_ROUTED: None, **{f"{MODEL_ROUTED}-{t}": t for t in TIER_NAMES}}
+
+
+def _model_tier(model: str) -> str | None:
+    """The tier a model name forces (None: routed); an unknown model is a 404."""
+    models = tier_models()
+    if model not in models:
+        raise HTTPException(404, f"the model {model!r} does not exist; GET /v1/models lists them")
+    return models[model]
 
 
 def _sse(payload: dict[str, Any] | str) -> str:
@@ -114,9 +151,131 @@ def _sse(payload: dict[str, Any] | str) -> str:
     return f"data: {data}\n\n"
 
 
+def _error_body(request: Request, status: int, detail: Any) -> dict[str, Any]:
+    """``{"detail": ...}``, or OpenAI's ``{"error": {...}}`` under ``/v1/`` (what its clients parse)."""
+    if not request.url.path.startswith("/v1/"):
+        return {"detail": detail}
+    kind = {401: "authentication_error", 403: "permission_error", 404: "not_found_error",
+            429: "rate_limit_error"}.get(status, "invalid_request_error" if status < 500 else "server_error")
+    code = "model_not_found" if status == 404 and "model" in str(detail) else None
+    message = detail if isinstance(detail, str) else "; ".join(
+        f"{'.'.join(str(p) for p in e.get('loc', ())[1:])}: {e.get('msg')}" for e in detail)
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
 @app.exception_handler(ServiceUnavailable)
-async def _unavailable(_: Any, exc: ServiceUnavailable) -> JSONResponse:
-    return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
+async def _unavailable(request: Request, exc: ServiceUnavailable) -> JSONResponse:
+    return JSONResponse(_error_body(request, 503, str(exc)), status_code=503, headers={"Retry-After": "5"})
+
+
+@app.exception_handler(StarletteHTTPException)
+async def _http_exception(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    return JSONResponse(_error_body(request, exc.status_code, exc.detail), status_code=exc.status_code,
+                        headers=getattr(exc, "headers", None))
+
+
+@app.exception_handler(RequestValidationError)
+async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """422 with where and why, without echoing the input (it may hold text JSON cannot encode)."""
+    errors = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+              for e in exc.errors()]
+    return JSONResponse(_error_body(request, 422, errors), status_code=422)
+
+
+# --- limits ---------------------------------------------------------------------------------
+
+# this replica's serve.max_body_bytes and its replica ID (set by Ingress)
+LIMITS: dict[str, Any] = {"max_body_bytes": 1 << 20, "replica": ""}
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``LIMITS["max_body_bytes"]`` is a 413, by its
+    Content-Length before anything is read, or while a chunked body is read. Every response names
+    the ingress replica that answered (``X-MedGraph-Replica``), for operators and tests."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+            return
+        replica = str(LIMITS["replica"]).encode()
+        if replica:
+            plain_send = send
+
+            async def send(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    message = {**message, "headers": [*message.get("headers", []), (b"x-medgraph-replica", replica)]}
+                await plain_send(message)
+        limit = LIMITS["max_body_bytes"]
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                await _plain_error(send, 400, "Content-Length must be a number of bytes")
+                return
+            if int(declared) > limit:
+                await _plain_error(send, 413, f"the request body is over {limit} bytes")
+                return
+        seen = 0
+
+        async def limited() -> dict[str, Any]:
+            nonlocal seen
+            message: dict[str, Any] = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:  # FastAPI passes an HTTPException raised while reading the body on
+                    raise StarletteHTTPException(413, f"the request body is over {limit} bytes")
+            return message
+
+        await self.inner(scope, limited, send)
+
+
+async def _plain_error(send: Any, status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+app.add_middleware(BodyLimit)
+
+
+# --- identity -------------------------------------------------------------------------------
+
+def _ingress(request: Request) -> "Ingress":
+    ingress: Ingress = request.app.state.ingress
+    return ingress
+
+
+async def caller(request: Request, authorization: str | None = Header(default=None),
+                 x_api_key: str | None = Header(default=None)) -> Any:
+    """Who is asking, for every route but liveness: a ``Principal``, or None (anonymous, only when
+    ``auth.required`` is false). A missing key (when required) or one that does not verify is a 401."""
+    return _ingress(request).principal(authorization, x_api_key)
+
+
+async def admin(principal: Annotated[Any, Depends(caller)]) -> Any:
+    """The caller, who must hold an admin key (401 without a key, 403 with a user's)."""
+    if principal is None:
+        raise HTTPException(401, "this endpoint needs an admin API key")
+    if principal.role != "admin":
+        raise HTTPException(403, "admin role required")
+    return principal
+
+
+Caller = Annotated[Any, Depends(caller)]
+Admin = Annotated[Any, Depends(admin)]
+
+# the statuses a route may answer besides 200, as the OpenAPI schema documents them
+_E = {s: {"description": d} for s, d in {
+    400: "bad request", 401: "no or invalid API key", 403: "not allowed for this key", 404: "not found",
+    409: "conflict", 413: "request body too large", 422: "invalid request", 429: "daily quota reached",
+    503: "a store or tier is unavailable or the server is at capacity"}.items()}
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    return {s: _E[s] for s in (401, 413, 422, *statuses)}
 
 
 def _http_error(exc: BaseException) -> HTTPException | None:
@@ -171,9 +330,8 @@ def _entity_body(found: dict[str, Any], lang: str | None) -> dict[str, Any]:
 class Ingress:
     def __init__(self, cfg: MedGraphConfig, analyzer: Any, retriever: Any, router: Any, agent: Any,
                  engines: dict[str, Any]) -> None:
-        from medgraph.auth.gate import ConcurrencyGate
         from medgraph.auth.keys import ApiKeyStore
-        from medgraph.auth.quota import QuotaTracker
+        from medgraph.auth.redis_state import make_gate, make_quota
 
         self.full_cfg = cfg
         self.cfg, self.tiers, self.auth_cfg = cfg.serve, cfg.tiers, cfg.auth
@@ -183,8 +341,18 @@ class Ingress:
         self.keys = ApiKeyStore(cfg.app.path, os.environ.get(a.pepper_env) if a.pepper_env else None)
         if a.admin_key_env and os.environ.get(a.admin_key_env):
             self.keys.bootstrap_admin(os.environ[a.admin_key_env])
-        self.quota = QuotaTracker(cfg.app.path, cfg.auth.per_user_daily, cfg.auth.global_daily)
-        self.gate = ConcurrencyGate(cfg.auth.max_concurrent, cfg.auth.max_queue)
+        # in Redis when redis.url is set: one count and one line for every ingress replica
+        self.quota = make_quota(cfg)
+        self.gate = make_gate(cfg)
+        # tags the IDs of anonymous sessions; the pepper makes them valid on every replica
+        pepper = os.environ.get(a.pepper_env) if a.pepper_env else None
+        self.session_secret = (pepper or "").encode() or secrets.token_bytes(32)
+        LIMITS["max_body_bytes"] = cfg.serve.max_body_bytes
+        try:
+            LIMITS["replica"] = serve.get_replica_context().replica_id.unique_id
+        except Exception:  # noqa: BLE001 - outside a Serve replica (a test building the class) there is none
+            LIMITS["replica"] = ""
+        app.state.ingress = self  # for the dependencies (caller, admin) of this replica's routes
 
     async def _call(self, handle_method: Any, *args: Any, timeout: float | None = None) -> Any:
         return await calls.call(
@@ -198,7 +366,7 @@ class Ingress:
 
     # --- identity, quota, concurrency ---------------------------------------------------------
 
-    def _principal(self, authorization: str | None, x_api_key: str | None) -> Any:
+    def principal(self, authorization: str | None, x_api_key: str | None) -> Any:
         """The caller (``Principal``) or None (anonymous); a key that does not verify is a 401."""
         key = x_api_key
         if authorization:
@@ -217,13 +385,21 @@ class Ingress:
             raise HTTPException(401, "invalid or revoked API key")
         return principal
 
-    def _admin(self, authorization: str | None, x_api_key: str | None) -> Any:
-        principal = self._principal(authorization, x_api_key)
-        if principal is None:
-            raise HTTPException(401, "admin endpoints need an admin API key")
-        if principal.role != "admin":
-            raise HTTPException(403, "admin role required")
-        return principal
+    def _anonymous_session(self, session_id: str | None) -> str:
+        """The session of an anonymous caller: a new server-issued ID (``anon_<random>_<tag>``), or
+        the given one if the server issued it; a chosen or guessed ID is a 403, so an anonymous
+        conversation is readable only with the ID its first answer returned."""
+        if session_id is None:
+            nonce = secrets.token_hex(16)
+            return f"anon_{nonce}_{self._session_tag(nonce)}"
+        _, nonce, tag = (session_id.split("_") + ["", ""])[:3] if session_id.startswith("anon_") else ("", "", "")
+        if not nonce or not hmac.compare_digest(tag, self._session_tag(nonce)):
+            raise HTTPException(403, "anonymous callers continue only sessions the server started for them: "
+                                     "omit session_id to start one, or sign in with an API key")
+        return session_id
+
+    def _session_tag(self, nonce: str) -> str:
+        return hmac.new(self.session_secret, nonce.encode(), hashlib.sha256).hexdigest()[:24]
 
     def _consume_quota(self, principal: Any) -> None:
         from medgraph.auth.quota import QuotaExceeded
@@ -235,26 +411,39 @@ class Ingress:
             raise HTTPException(429, f"daily {exc.scope} quota of {exc.limit} questions reached",
                                 headers={"Retry-After": str(retry)}) from exc
 
-    def _check_queue(self) -> None:
-        limit = self.auth_cfg.max_queue
-        if limit is not None and self.gate.active >= self.auth_cfg.max_concurrent and self.gate.queued >= limit:
-            raise ServiceUnavailable(f"the server is at capacity ({self.gate.queued} requests waiting)")
-
     async def _enter(self, slot: Any) -> None:
         from medgraph.auth.gate import GateFull
 
         try:
             await slot.__aenter__()
-        except GateFull as exc:
-            raise ServiceUnavailable(f"the server is at capacity ({self.gate.queued} requests waiting)") from exc
+        except GateFull as exc:  # the line is full (auth.max_queue), in this replica or, with Redis, in all
+            raise ServiceUnavailable(f"the server is at capacity ({exc.max_queue} requests waiting)") from exc
 
     def _request(self, principal: Any, message: str, language: str | None, session_id: str | None,
                  tier: str | None, history: tuple[tuple[str, str], ...] | None = None) -> AgentRequest:
+        """The agent's request, after the checks that need no quota: who may choose the tier, and
+        whose session this is."""
+        if tier is not None and self.auth_cfg.force_tier == "admin" and (principal is None or principal.role != "admin"):
+            raise HTTPException(403, "choosing the answer tier is for admins here (auth.force_tier); "
+                                     "leave it to the router")
+        if principal is None:
+            session_id = self._anonymous_session(session_id)
         return AgentRequest(question=message, language=language, session_id=session_id,
                             user_id=principal.user_id if principal else None, tier=tier, history=history)
 
+    @asynccontextmanager
+    async def _work(self, principal: Any) -> AsyncIterator[None]:
+        """One request that does work outside the agent (``/route``, ``/graph/*``): it counts
+        against the daily quotas and holds a slot of the concurrency cap while it runs."""
+        self._consume_quota(principal)
+        slot = self.gate.slot()
+        await self._enter(slot)
+        try:
+            yield
+        finally:
+            await slot.__aexit__(None, None, None)
+
     async def ask(self, request: AgentRequest) -> dict[str, Any]:
-        self._check_queue()
         slot = self.gate.slot()
         await self._enter(slot)
         try:
@@ -267,7 +456,6 @@ class Ingress:
         """The agent's events for one question, run inside a concurrency slot. Waiting in the queue
         yields ``{"status": "queued", "position": n}``. The agent's progress events are held back
         until the answer starts, so that a failure before it is still a clean 503."""
-        self._check_queue()
         notes: asyncio.Queue[int] = asyncio.Queue()
         slot = self.gate.slot(on_queued=notes.put_nowait)
         enter = asyncio.ensure_future(self._enter(slot))
@@ -336,19 +524,17 @@ class Ingress:
 
     # --- routes -------------------------------------------------------------------------
 
-    @app.post("/chat")
-    async def chat(self, req: ChatRequest, authorization: str | None = Header(default=None),
-                   x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
-        principal = self._principal(authorization, x_api_key)
+    @app.post("/chat", responses=_errors(403, 429, 503))
+    async def chat(self, req: ChatRequest, principal: Caller) -> dict[str, Any]:
+        request = self._request(principal, req.message, req.language, req.session_id, req.tier)
         self._consume_quota(principal)
-        return await self.ask(self._request(principal, req.message, req.language, req.session_id, req.tier))
+        return await self.ask(request)
 
-    @app.post("/chat/stream")
-    async def chat_stream(self, req: ChatRequest, authorization: str | None = Header(default=None),
-                          x_api_key: str | None = Header(default=None)) -> StreamingResponse:
+    @app.post("/chat/stream", responses=_errors(403, 429, 503))
+    async def chat_stream(self, req: ChatRequest, principal: Caller) -> StreamingResponse:
         """Events: ``{"status": ...}`` (queue position, agent progress), ``{"delta": text}``, then
         ``{"done": true, ...the /chat body without content}``."""
-        principal = self._principal(authorization, x_api_key)
+        request = self._request(principal, req.message, req.language, req.session_id, req.tier)
         self._consume_quota(principal)
 
         def render(event: dict[str, Any]) -> list[str]:
@@ -357,20 +543,30 @@ class Ingress:
                 return [_sse({"done": True, **{k: v for k, v in body.items() if k != "content"}})]
             return [_sse(event)]
 
-        request = self._request(principal, req.message, req.language, req.session_id, req.tier)
         return await self._stream_response(request, render)
 
-    @app.post("/v1/chat/completions", response_model=None)
-    async def completions(self, req: CompletionRequest, authorization: str | None = Header(default=None),
-                          x_api_key: str | None = Header(default=None)) -> dict[str, Any] | StreamingResponse:
+    @app.get("/v1/models", responses=_errors())
+    async def models(self, principal: Caller) -> dict[str, Any]:
+        """The models of /v1/chat/completions: ``medgraph`` (routed) and, for callers who may choose
+        the tier (``auth.force_tier``), ``medgraph-small|medium|large``."""
+        choose = self.auth_cfg.force_tier == "anyone" or (principal is not None and principal.role == "admin")
+        names = [m for m, tier in tier_models().items() if tier is None or choose]
+        return {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "medgraph"}
+                                           for m in names]}
+
+    @app.post("/v1/chat/completions", response_model=None, responses=_errors(400, 403, 404, 429, 503))
+    async def completions(self, req: CompletionRequest, principal: Caller) -> dict[str, Any] | StreamingResponse:
+        tier = _model_tier(req.model)
         last_user = max((i for i, m in enumerate(req.messages) if m.role == "user"), default=-1)
         question = req.messages[last_user].content.strip() if last_user >= 0 else ""
         if not question:
             raise HTTPException(400, "messages must contain a non-empty user message")
-        principal = self._principal(authorization, x_api_key)
-        self._consume_quota(principal)
         history = tuple((m.role, m.content) for m in req.messages[:last_user] if m.role in ("user", "assistant"))
-        request = self._request(principal, question, None, session_of_user(req.user), _forced_tier(req.model), history)
+        # an anonymous caller's `user` is not a secret: it names no stored session (the messages carry
+        # the conversation); a signed-in user's names one of that user's sessions
+        session = session_of_user(req.user) if principal is not None else None
+        request = self._request(principal, question, None, session, tier, history)
+        self._consume_quota(principal)
         cid, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
         if req.stream:
             base = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": req.model}
@@ -396,38 +592,43 @@ class Ingress:
             **_completion_extra(body),
         }
 
-    @app.post("/route")
-    async def route(self, req: RouteRequest) -> dict[str, Any]:
-        analysis = await self._call(self.analyzer.analyze, req.message, req.language)
-        decision: RouteDecision = await self._call(self.router.route, analysis, None)
+    @app.post("/route", responses=_errors(429, 503))
+    async def route(self, req: RouteRequest, principal: Caller) -> dict[str, Any]:
+        async with self._work(principal):
+            analysis = await self._call(self.analyzer.analyze, req.message, req.language)
+            decision: RouteDecision = await self._call(self.router.route, analysis, None)
         return {**decision.to_dict(), "engine": self.tiers.engine_for(decision.tier), "language": analysis.language}
 
-    @app.get("/graph/entity")
+    @app.get("/graph/entity", responses=_errors(404, 429, 503))
     async def graph_entity(
         self,
-        name: str = Query(min_length=1, max_length=200),
+        principal: Caller,
+        name: Annotated[Text, Query(min_length=1, max_length=200)],
         lang: Literal["en", "de", "zh"] | None = None,
         hops: int = Query(default=1, ge=1, le=2),
         limit: int = Query(default=25, ge=1, le=200),
     ) -> dict[str, Any]:
-        mesh_id = await self._call(self.analyzer.link_name, name, lang)
-        if mesh_id is None:
-            raise HTTPException(404, f"no MeSH entity matches {name!r}")
-        found = await self._call(self.retriever.entity, mesh_id, hops, limit, timeout=self.cfg.store_timeout_s)
+        async with self._work(principal):
+            mesh_id = await self._call(self.analyzer.link_name, name, lang)
+            if mesh_id is None:
+                raise HTTPException(404, f"no MeSH entity matches {name!r}")
+            found = await self._call(self.retriever.entity, mesh_id, hops, limit, timeout=self.cfg.store_timeout_s)
         if found is None:
             raise HTTPException(404, f"{mesh_id} ({name!r}) is not mentioned in the corpus")
         return _entity_body(found, lang)
 
-    @app.get("/graph/communities")
+    @app.get("/graph/communities", responses=_errors(429, 503))
     async def graph_communities(
         self,
+        principal: Caller,
         level: int | None = Query(default=None, ge=0, le=10),
         limit: int = Query(default=50, ge=1, le=500),
-        offset: int = Query(default=0, ge=0),
+        offset: int = Query(default=0, ge=0, le=1_000_000),
     ) -> dict[str, Any]:
         """Communities of the co-occurrence graph, largest first: level, parent, size, summary, citations."""
-        return dict(await self._call(self.retriever.communities, level, limit, offset,
-                                     timeout=self.cfg.store_timeout_s))
+        async with self._work(principal):
+            return dict(await self._call(self.retriever.communities, level, limit, offset,
+                                         timeout=self.cfg.store_timeout_s))
 
     @app.get("/health/live")
     async def live(self) -> dict[str, str]:
@@ -447,53 +648,63 @@ class Ingress:
                 out[name] = {"state": "unreachable", "last_error": str(exc)}
         return {"map": {t: self.tiers.engine_for(t) for t in TIER_NAMES}, "engines": out}
 
-    @app.get("/health/ready")
-    async def ready(self) -> dict[str, Any]:
-        counts = await self._call(self.retriever.ready, timeout=self.cfg.store_timeout_s)
+    @app.get("/health/ready", responses={503: _E[503], 401: _E[401]})
+    async def ready(self, authorization: str | None = Header(default=None),
+                    x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+        """Ready or not. The stores' counts, the last build and the tiers go only to an admin key
+        (without ``auth.required``: to anyone); everyone else, a probe included, gets the status alone."""
+        detail = not self.auth_cfg.required
+        if authorization or x_api_key:
+            principal = self.principal(authorization, x_api_key)  # a bad key is still a 401
+            detail = detail or (principal is not None and principal.role == "admin")
+        try:
+            counts = await self._call(self.retriever.ready, timeout=self.cfg.store_timeout_s)
+        except ServiceUnavailable:
+            if detail:
+                raise
+            raise ServiceUnavailable("not ready") from None
+        if not detail:
+            return {"status": "ready"}
         return {"status": "ready", "stores": counts, "tiers": await self.tier_stats()}
 
-    @app.get("/metrics")
-    async def metrics(self) -> PlainTextResponse:
+    @app.get("/metrics", responses=_errors(403))
+    async def metrics(self, principal: Caller) -> PlainTextResponse:
+        """Prometheus text; with ``auth.required`` an admin key (a scrape job's bearer token)."""
+        if self.auth_cfg.required:
+            await admin(principal)
         stats = await self.tier_stats()
         return PlainTextResponse(prometheus_text(stats["engines"]), media_type="text/plain; version=0.0.4")
 
-    @app.post("/tiers/{engine}/{action}")
-    async def tier_action(self, engine: str, action: Literal["sleep", "wake"],
-                          authorization: str | None = Header(default=None),
-                          x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+    @app.post("/tiers/{engine}/{action}", responses=_errors(403, 404, 503))
+    async def tier_action(self, principal: Caller, engine: Annotated[str, Path(max_length=64)],
+                          action: Literal["sleep", "wake"]) -> dict[str, Any]:
         if self.auth_cfg.required:
-            self._admin(authorization, x_api_key)
+            await admin(principal)
         if not self.cfg.tier_admin:
             raise HTTPException(403, "tier administration is disabled (serve.tier_admin: false)")
         if engine not in self.engines:
             raise HTTPException(404, f"unknown engine {engine!r}; deployed: {sorted(self.engines)}")
         handle = self.engines[engine]
         method = handle.sleep if action == "sleep" else handle.wake
-        return await self._call(method, timeout=self._answer_timeout())
+        return dict(await self._call(method, timeout=self._answer_timeout()))
 
     # --- administration (admin role) ------------------------------------------------------------
 
-    @app.get("/admin/status")
-    async def admin_status(self, authorization: str | None = Header(default=None),
-                           x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+    @app.get("/admin/status", responses=_errors(403, 503))
+    async def admin_status(self, _: Admin) -> dict[str, Any]:
         """Pipeline and service status: store counts and the last corpus build, tiers, usage."""
-        self._admin(authorization, x_api_key)
         stores = await self._call(self.retriever.ready, timeout=self.cfg.store_timeout_s)
         return {"stores": stores, "last_run": stores.get("last_run"), "tiers": await self.tier_stats(),
                 "usage": self.quota.usage(), "concurrency": {"active": self.gate.active, "queued": self.gate.queued,
                                                             "max_concurrent": self.auth_cfg.max_concurrent}}
 
-    @app.get("/admin/users")
-    async def admin_users(self, authorization: str | None = Header(default=None),
-                          x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
-        self._admin(authorization, x_api_key)
+    @app.get("/admin/users", responses=_errors(403))
+    async def admin_users(self, _: Admin) -> dict[str, Any]:
         return {"users": self.keys.list_users(), "keys": self.keys.list_keys()}
 
-    @app.post("/admin/users", status_code=201)
-    async def admin_create_user(self, user: NewUser, authorization: str | None = Header(default=None),
-                                x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+    @app.post("/admin/users", status_code=201, responses=_errors(403, 409))
+    async def admin_create_user(self, user: NewUser, _: Admin) -> dict[str, Any]:
         """Creates the user and its first API key; the key is shown in this response only."""
-        self._admin(authorization, x_api_key)
         if any(u["user_id"] == user.user_id for u in self.keys.list_users()):
             raise HTTPException(409, f"user {user.user_id!r} exists; POST /admin/users/{user.user_id}/keys for a key")
         try:
@@ -503,19 +714,17 @@ class Ingress:
         key_id, key = self.keys.issue_key(user.user_id)
         return {"user_id": user.user_id, "role": user.role, "key_id": key_id, "api_key": key}
 
-    @app.post("/admin/users/{user_id}/keys", status_code=201)
-    async def admin_issue_key(self, user_id: str, authorization: str | None = Header(default=None),
-                              x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
-        self._admin(authorization, x_api_key)
+    @app.post("/admin/users/{user_id}/keys", status_code=201, responses=_errors(403, 404))
+    async def admin_issue_key(self, user_id: Annotated[str, Path(max_length=64, pattern=USER_ID)],
+                              _: Admin) -> dict[str, Any]:
         if not any(u["user_id"] == user_id for u in self.keys.list_users()):
             raise HTTPException(404, f"no user {user_id!r}")
         key_id, key = self.keys.issue_key(user_id)
         return {"user_id": user_id, "key_id": key_id, "api_key": key}
 
-    @app.delete("/admin/keys/{key_id}")
-    async def admin_revoke_key(self, key_id: str, authorization: str | None = Header(default=None),
-                               x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
-        self._admin(authorization, x_api_key)
+    @app.delete("/admin/keys/{key_id}", responses=_errors(403, 404))
+    async def admin_revoke_key(self, key_id: Annotated[str, Path(max_length=12, pattern=KEY_ID)],
+                               _: Admin) -> dict[str, Any]:
         if not self.keys.revoke(key_id):
             raise HTTPException(404, f"no active key {key_id!r}")
         return {"key_id": key_id, "revoked": True}

@@ -4,7 +4,8 @@
 them directly. Inputs and outputs are the records of ``medgraph.retrieve`` and
 ``medgraph.generate``.
 
-- ``AnalyzerService``: NER + linking of questions (cached) and of entity names.
+- ``AnalyzerService``: NER + linking of questions (cached in the replica, and in Redis when
+  ``redis.url`` is set) and of entity names.
 - ``RetrieverService``: owns the stores (with embedded stores: the single owner process), the
   query embedder and the PPR index (built at start-up from the graph store's incidence for
   ``retrieval.ppr_engine: process``, whatever the store; it follows the store's graph signature
@@ -36,12 +37,15 @@ class AnalyzerService:
     def __init__(self, cfg: MedGraphConfig) -> None:
         from medgraph.link import EntityExtractor
         from medgraph.ontology.build import load_or_build
+        from medgraph.retrieve.analysis_cache import analysis_version, make_analysis_cache
         from medgraph.retrieve.query import QueryAnalyzer
 
-        self.extractor = EntityExtractor(load_or_build(cfg.vocabulary), cfg.ner, cfg.linking)
-        self.analyzer = QueryAnalyzer(
-            self.extractor, cfg.retrieval.analysis_cache, cfg.retrieval.languages, cfg.retrieval.names_per_entity
-        )
+        vocab = load_or_build(cfg.vocabulary)
+        self.extractor = EntityExtractor(vocab, cfg.ner, cfg.linking)
+        # LRU in the replica, in front of Redis when redis.url is set (shared by every analyzer replica)
+        cache = make_analysis_cache(cfg, analysis_version(cfg, vocab))
+        self.analyzer = QueryAnalyzer(self.extractor, cfg.retrieval.analysis_cache, cfg.retrieval.languages,
+                                      cfg.retrieval.names_per_entity, cache=cache)
         if cfg.linking.compose:  # built here, not on the first German or Chinese question (~2 s)
             self.extractor.linker.composer  # noqa: B018
 

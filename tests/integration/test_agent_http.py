@@ -111,8 +111,8 @@ def test_gap_completion_ingests_a_local_document_and_cites_it(app: dict[str, Any
     assert rounds and rounds[0]["ingested"], body["agent"]
     new_doc = rounds[0]["ingested"][0]
     assert not body["refused"] and new_doc in {c["doc_id"] for c in body["citations"]}
-    ready = httpx.get(f"{app['url']}/health/ready", timeout=30).json()
-    assert ready["stores"]["documents"] == len(CORPUS) + 1
+    ready = httpx.get(f"{app['url']}/health/ready", headers=app["admin"], timeout=30).json()
+    assert ready["stores"]["documents"] == len(CORPUS) + 1  # store details need an admin key
 
 
 def test_blocked_input_is_refused_before_retrieval(app: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from jobs.build_corpus import build_corpus
 from medgraph.config import load_config
-from tests.helpers import free_port
+from tests.helpers import free_port, require_module
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -109,7 +109,7 @@ def test_sse_stream_matches_chat(app_url):
 
 
 def test_openai_client_non_streaming_and_streaming(app_url):
-    openai = pytest.importorskip("openai")
+    openai = require_module("openai")
     client = openai.OpenAI(base_url=f"{app_url}/v1", api_key="unused")
     resp = client.chat.completions.create(model="medgraph", messages=[{"role": "user", "content": QUESTION}])
     content = resp.choices[0].message.content
@@ -142,9 +142,31 @@ def test_graph_entity_neighbourhood(app_url):
 def test_malformed_requests_get_4xx(app_url, path, payload):
     kwargs = {"content": payload} if isinstance(payload, str) else {"json": payload}
     r = httpx.post(f"{app_url}{path}", timeout=30, **kwargs)
-    assert 400 <= r.status_code < 500 and r.json().get("detail")
+    # under /v1/ in OpenAI's error shape, so its clients raise their typed errors
+    message = r.json()["error"]["message"] if path.startswith("/v1/") else r.json().get("detail")
+    assert 400 <= r.status_code < 500 and message
     bad = httpx.get(f"{app_url}/graph/entity", params={"name": "x", "hops": 9})
     assert bad.status_code == 422
+
+
+def test_anonymous_sessions_are_issued_by_the_server_and_cannot_be_guessed(app_url):
+    first = httpx.post(f"{app_url}/chat", json={"message": QUESTION}, timeout=60).json()
+    session = first["session_id"]
+    assert session.startswith("anon_")
+    follow = httpx.post(f"{app_url}/chat", json={"message": "And in clinics?", "session_id": session}, timeout=60)
+    assert follow.status_code == 200 and follow.json()["session_id"] == session
+    nonce = session.split("_")[1]
+    for guessed in ("session1", f"anon_{nonce}_{'0' * 24}", f"anon_{'f' * 32}_{session.rsplit('_', 1)[1]}"):
+        r = httpx.post(f"{app_url}/chat", json={"message": QUESTION, "session_id": guessed}, timeout=60)
+        assert r.status_code == 403 and "anonymous" in r.json()["detail"]
+
+
+def test_v1_models_and_unknown_models(app_url):
+    models = httpx.get(f"{app_url}/v1/models", timeout=30).json()
+    assert [m["id"] for m in models["data"]] == ["medgraph", "medgraph-small", "medgraph-medium", "medgraph-large"]
+    r = httpx.post(f"{app_url}/v1/chat/completions", timeout=30,
+                   json={"model": "gpt-4o", "messages": [{"role": "user", "content": QUESTION}]})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
 
 
 def test_concurrent_requests(app_url):

@@ -54,3 +54,57 @@ def test_a_user_id_the_key_store_rejects_is_refused(user_id):
 def test_a_valid_user_id_is_accepted():
     assert NewUser(user_id="ana.lopez@clinic-7").user_id == "ana.lopez@clinic-7"
     assert NewUser(user_id="a" * 64).user_id == "a" * 64
+
+
+@pytest.mark.parametrize("text", ["a\x00b", "\ud800", "ok \udfff"])
+def test_text_the_stores_cannot_keep_is_refused(text):
+    with pytest.raises(ValidationError, match="NUL|surrogate|unicode"):
+        ChatRequest(message=text)
+    with pytest.raises(ValidationError):
+        CompletionRequest(messages=[{"role": "user", "content": text}])
+    assert ChatRequest(message="Metformin 💊 ok? 二甲双胍").message.endswith("二甲双胍")
+
+
+def test_models_are_the_routed_one_and_one_per_tier():
+    from fastapi import HTTPException
+
+    from serve.api import _model_tier, tier_models
+
+    assert tier_models() == {"medgraph": None, "medgraph-small": "small", "medgraph-medium": "medium",
+                             "medgraph-large": "large"}
+    assert _model_tier("medgraph-large") == "large" and _model_tier("medgraph") is None
+    with pytest.raises(HTTPException) as err:
+        _model_tier("gpt-4o")
+    assert err.value.status_code == 404
+
+
+def test_the_body_limit_refuses_by_length_and_while_reading():
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    import serve.api as api
+
+    app = FastAPI()
+    app.add_middleware(api.BodyLimit)
+
+    @app.post("/echo")
+    async def echo(req: ChatRequest) -> dict:
+        return {"n": len(req.message)}
+
+    saved = dict(api.LIMITS)
+    api.LIMITS.update(max_body_bytes=2048, replica="r1")
+    try:
+        client = TestClient(app)
+        ok = client.post("/echo", json={"message": "x" * 100})
+        assert ok.status_code == 200 and ok.headers["x-medgraph-replica"] == "r1"
+        assert client.post("/echo", json={"message": "x" * 3000}).status_code == 413
+
+        def chunks():  # no Content-Length: counted while read
+            for _ in range(5):
+                yield b" " * 1000
+        assert client.post("/echo", content=chunks(), headers={"content-type": "application/json"}).status_code == 413
+        bad = client.post("/echo", content=b"{}", headers={"content-type": "application/json", "content-length": "x"})
+        assert bad.status_code == 400
+    finally:
+        api.LIMITS.clear()
+        api.LIMITS.update(saved)
