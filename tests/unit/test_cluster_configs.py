@@ -151,3 +151,28 @@ def test_images_are_built_by_the_dockerfile():
     assert images == {f"medgraph/medgraph:{version}", f"medgraph/medgraph:{version}-gpu"}
     for image in images:
         assert f"-t {image} ." in dockerfile
+
+
+def test_cluster_serving_requires_keys_and_keeps_state_on_servers():
+    cfg = load_config(REPO / "configs" / "cluster.yaml")
+    assert cfg.auth.required and cfg.auth.force_tier == "admin"
+    assert cfg.auth.pepper_env and cfg.auth.admin_key_env
+    assert cfg.app.path.startswith("postgresql://") and "@" in cfg.app.path and ":" not in cfg.app.path.split("@")[0][13:]
+    assert cfg.redis.url and cfg.redis.url.startswith("redis://")
+    assert cfg.serve.ingress.num_replicas == 2 and not cfg.serve.tier_admin
+
+
+@pytest.mark.parametrize("manifest", ["raycluster.yaml", "rayservice.yaml"])
+def test_every_container_takes_its_secrets_from_the_kubernetes_secret(manifest):
+    doc = _yaml(KUBERAY / manifest)
+    spec = doc["spec"]["rayClusterConfig"] if doc["kind"] == "RayService" else doc["spec"]
+    groups = [spec["headGroupSpec"], *spec["workerGroupSpecs"]]
+    cfg = load_config(REPO / "configs" / "cluster.yaml")
+    for group in groups:
+        env = {e["name"]: e for e in group["template"]["spec"]["containers"][0]["env"]}
+        for name, required in ((cfg.auth.pepper_env, True), ("PGPASSWORD", True), (cfg.auth.admin_key_env, False),
+                               (cfg.redis.password_env, False)):
+            ref = env[name]["valueFrom"]["secretKeyRef"]  # never a literal value
+            assert ref["name"] == "medgraph-secrets" and "value" not in env[name]
+            assert ref.get("optional", False) is (not required), name
+        assert env["MEDGRAPH_APP_DB"]["value"].startswith("postgresql://") and env["REDIS_URL"]["value"].startswith("redis://")
