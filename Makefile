@@ -10,7 +10,7 @@ export RAY_AUTH_MODE ?= disabled
 export RAY_USAGE_STATS_ENABLED ?= 0
 
 .PHONY: install install-test install-llm system-deps demo serve test test-unit lint vocab clean neo4j-start neo4j-stop \
-	qdrant-start qdrant-stop ray-local-start ray-local-stop ray-local-status
+	qdrant-start qdrant-stop redis-start redis-stop postgres-start postgres-stop ray-local-start ray-local-stop ray-local-status
 
 TEST_STAMP := $(VENV)/.installed-test-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
@@ -42,15 +42,18 @@ $(LLM_STAMP): $(STAMP)
 
 install-llm: $(LLM_STAMP)
 
-# Debian packages of the OCR stage: Tesseract 5 with English, German and simplified Chinese models,
-# and a CJK font for the Chinese OCR test samples. Idempotent: nothing happens when they are there.
-# Without apt-get (or root / passwordless sudo) it says what is missing and goes on (the OCR tests
-# then skip), except with MEDGRAPH_REQUIRE_SHARED=1 (.ci/run), where a missing package is an error.
-DEB_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-chi-sim fonts-wqy-microhei
+# Debian packages: the OCR stage's Tesseract 5 with English, German and simplified Chinese models,
+# a CJK font for the Chinese OCR test samples, and the servers of replicated serving's shared state
+# (Redis, PostgreSQL) for the tests. Idempotent: nothing happens when they are there.
+# Without apt-get (or root / passwordless sudo) it says what is missing and goes on (the tests that
+# need them then skip), except with MEDGRAPH_REQUIRE_SHARED=1 (.ci/run), where it is an error.
+DEB_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-chi-sim fonts-wqy-microhei \
+	redis-server postgresql
 CJK_FONT     := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
 
 system-deps:
 	@have() { command -v tesseract >/dev/null 2>&1 && [ -f $(CJK_FONT) ] || return 1; \
+	  command -v redis-server >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || return 1; \
 	  langs=$$(tesseract --list-langs 2>/dev/null); \
 	  for l in eng deu chi_sim; do echo "$$langs" | grep -qx "$$l" || return 1; done; }; \
 	have && exit 0; \
@@ -76,13 +79,17 @@ demo: install
 serve: install
 	$(PY) -m serve.demo --config configs/local.yaml --question "$(QUESTION)" --keep-running
 
-## test: install, start the services the tests need (Neo4j + GDS, the Qdrant server), run the whole
-## default suite, stop them
+## test: install, start the services the tests need (Neo4j + GDS, the Qdrant server, Redis,
+## PostgreSQL), run the whole default suite, stop them
+SERVICES_STOP = $(MAKE) --no-print-directory postgres-stop; $(MAKE) --no-print-directory redis-stop; \
+	$(MAKE) --no-print-directory qdrant-stop; $(MAKE) --no-print-directory neo4j-stop
 test: install-test install-llm
 	@$(MAKE) --no-print-directory neo4j-start
-	@$(MAKE) --no-print-directory qdrant-start || { $(MAKE) --no-print-directory neo4j-stop; exit 1; }
-	@status=0; MEDGRAPH_QDRANT_URL=$$(cat $(QDRANT_DIR)/url 2>/dev/null) $(PY) -m pytest -q -ra tests || status=$$?; \
-	$(MAKE) --no-print-directory qdrant-stop; $(MAKE) --no-print-directory neo4j-stop; exit $$status
+	@{ $(MAKE) --no-print-directory qdrant-start && $(MAKE) --no-print-directory redis-start \
+	   && $(MAKE) --no-print-directory postgres-start; } || { $(SERVICES_STOP); exit 1; }
+	@status=0; MEDGRAPH_QDRANT_URL=$$(cat $(QDRANT_DIR)/url 2>/dev/null) MEDGRAPH_REDIS_URL=$$(cat $(REDIS_DIR)/url 2>/dev/null) \
+	  MEDGRAPH_APP_DB_URL=$$(cat $(POSTGRES_DIR)/url 2>/dev/null) $(PY) -m pytest -q -ra tests || status=$$?; \
+	$(SERVICES_STOP); exit $$status
 
 ## neo4j-start / neo4j-stop: the local Neo4j 5.26 + GDS server of cluster/neo4j (Java 17 + Maven).
 ## Without Java/Maven the services tests skip with the reason, unless MEDGRAPH_REQUIRE_NEO4J=1.
@@ -114,6 +121,29 @@ qdrant-start:
 
 qdrant-stop:
 	@if [ -x $(SHARED_BIN)/qdrant-dev.sh ]; then $(SHARED_BIN)/qdrant-dev.sh stop $(QDRANT_DIR) || true; fi; rm -f $(QDRANT_DIR)/url
+
+## redis-start / redis-stop: a private Redis (cluster/redis/redis-dev.sh, 127.0.0.1:6391) for the
+## shared-state tests, URL in $(REDIS_DIR)/url; without redis-server those tests skip, unless
+## MEDGRAPH_REQUIRE_REDIS=1 (CI), where it is an error.
+REDIS_DIR ?= $(MEDGRAPH_HOME)/redis-server
+redis-start:
+	@cluster/redis/redis-dev.sh start $(REDIS_DIR) || { rc=$$?; if [ $$rc -eq 3 ] && [ "$${MEDGRAPH_REQUIRE_REDIS:-0}" != 1 ]; then \
+	  echo "redis: redis-server missing; the Redis tests will skip"; else exit $$rc; fi; }
+
+redis-stop:
+	@cluster/redis/redis-dev.sh stop $(REDIS_DIR) || true
+
+## postgres-start / postgres-stop: a private PostgreSQL (cluster/postgres/pg-dev.sh, 127.0.0.1:5433) for
+## the app-state contract tests, URL in $(POSTGRES_DIR)/url; without PostgreSQL those tests skip,
+## unless MEDGRAPH_REQUIRE_POSTGRES=1 (CI), where it is an error.
+POSTGRES_DIR ?= $(abspath $(MEDGRAPH_HOME))/postgres-server
+postgres-start:
+	@{ cluster/postgres/pg-dev.sh start $(POSTGRES_DIR) && cluster/postgres/pg-dev.sh wait $(POSTGRES_DIR); } \
+	|| { rc=$$?; if [ $$rc -eq 3 ] && [ "$${MEDGRAPH_REQUIRE_POSTGRES:-0}" != 1 ]; then \
+	  echo "postgres: PostgreSQL missing; the app-state tests on PostgreSQL will skip"; else exit $$rc; fi; }
+
+postgres-stop:
+	@cluster/postgres/pg-dev.sh stop $(POSTGRES_DIR) || true
 
 ## ray-local-start / ray-local-stop / ray-local-status: a local Ray cluster of a head and two worker
 ## nodes (cluster/local/ray-local.sh, docs/cluster.md); jobs: ray job submit --address http://127.0.0.1:8275
