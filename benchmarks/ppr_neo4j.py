@@ -49,7 +49,7 @@ from medgraph.retrieve.ppr import PPRIndex, ProcessPPR  # noqa: E402
 
 DAMPING, TOP = 0.5, 10
 Query = dict[str, float]
-_BATCH = 5000  # chunks per load transaction
+_BATCH = 1000  # chunks per load transaction (bounded transaction memory)
 _DOCUMENTS = """
 UNWIND $rows AS row
 CREATE (:Document {doc_id: row.doc_id, title: row.doc_id, language: 'en', content_hash: 'h', status: 'complete',
@@ -68,11 +68,11 @@ CREATE (e)-[:MENTIONED_IN {start: m.start, `end`: m.start + 3, surface: 'x', met
 """
 _DELETE: tuple[tuple[str, str], ...] = (
     ("Chunk", "MATCH (n:Chunk) WHERE n.chunk_id STARTS WITH $prefix "
-              "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"),
+              "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS"),
     ("Entity", "MATCH (n:Entity) WHERE n.mesh_id STARTS WITH $prefix "
-               "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"),
+               "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS"),
     ("Document", "MATCH (n:Document) WHERE n.doc_id STARTS WITH $prefix "
-                 "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"),
+                 "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 1000 ROWS"),
 )
 
 
