@@ -58,6 +58,7 @@ from medgraph.agent.graph import AgentRequest
 from medgraph.config import MedGraphConfig
 from medgraph.config.llm import TIER_NAMES
 from medgraph.route.types import RouteDecision
+from medgraph.stores.errors import StoreUnavailable
 from serve import calls
 from serve.agent import unavailable_reason
 from serve.metrics import prometheus_text
@@ -168,6 +169,14 @@ async def _unavailable(request: Request, exc: ServiceUnavailable) -> JSONRespons
     return JSONResponse(_error_body(request, 503, str(exc)), status_code=503, headers={"Retry-After": "5"})
 
 
+@app.exception_handler(StoreUnavailable)
+async def _store_down(request: Request, exc: StoreUnavailable) -> JSONResponse:
+    """The app-state store (keys, quotas, sessions) did not answer: try again later, not a 500."""
+    log.warning("app state unavailable: %s", exc)
+    return JSONResponse(_error_body(request, 503, f"a store is unavailable: {exc}"), status_code=503,
+                        headers={"Retry-After": "5"})
+
+
 @app.exception_handler(StarletteHTTPException)
 async def _http_exception(request: Request, exc: StarletteHTTPException) -> JSONResponse:
     return JSONResponse(_error_body(request, exc.status_code, exc.detail), status_code=exc.status_code,
@@ -184,14 +193,14 @@ async def _invalid(request: Request, exc: RequestValidationError) -> JSONRespons
 
 # --- limits ---------------------------------------------------------------------------------
 
-# this replica's serve.max_body_bytes and its replica ID (set by Ingress)
-LIMITS: dict[str, Any] = {"max_body_bytes": 1 << 20, "replica": ""}
+MAX_BODY_BYTES = 1 << 20  # until the app's state says otherwise (serve.max_body_bytes)
 
 
 class BodyLimit:
-    """ASGI middleware: a request body over ``LIMITS["max_body_bytes"]`` is a 413, by its
+    """ASGI middleware: a request body over the app's ``state.max_body_bytes`` is a 413, by its
     Content-Length before anything is read, or while a chunked body is read. Every response names
-    the ingress replica that answered (``X-MedGraph-Replica``), for operators and tests."""
+    the ingress replica that answered (``state.replica``: ``X-MedGraph-Replica``), for operators
+    and tests. It reads the state of the app serving the request (Serve runs a copy of ``app``)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -200,7 +209,8 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.inner(scope, receive, send)
             return
-        replica = str(LIMITS["replica"]).encode()
+        state = scope["app"].state if "app" in scope else None
+        replica = str(getattr(state, "replica", "")).encode()
         if replica:
             plain_send = send
 
@@ -208,7 +218,7 @@ class BodyLimit:
                 if message["type"] == "http.response.start":
                     message = {**message, "headers": [*message.get("headers", []), (b"x-medgraph-replica", replica)]}
                 await plain_send(message)
-        limit = LIMITS["max_body_bytes"]
+        limit = int(getattr(state, "max_body_bytes", MAX_BODY_BYTES))
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None:
             if not declared.isdigit():
@@ -275,7 +285,7 @@ _E = {s: {"description": d} for s, d in {
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    return {s: _E[s] for s in (401, 413, 422, *statuses)}
+    return {s: _E[s] for s in (400, 401, 413, 422, 503, *statuses)}
 
 
 def _http_error(exc: BaseException) -> HTTPException | None:
@@ -347,12 +357,13 @@ class Ingress:
         # tags the IDs of anonymous sessions; the pepper makes them valid on every replica
         pepper = os.environ.get(a.pepper_env) if a.pepper_env else None
         self.session_secret = (pepper or "").encode() or secrets.token_bytes(32)
-        LIMITS["max_body_bytes"] = cfg.serve.max_body_bytes
+        # for the dependencies (caller, admin) and the middleware of this replica's app
+        app.state.ingress = self
+        app.state.max_body_bytes = cfg.serve.max_body_bytes
         try:
-            LIMITS["replica"] = serve.get_replica_context().replica_id.unique_id
+            app.state.replica = serve.get_replica_context().replica_id.unique_id
         except Exception:  # noqa: BLE001 - outside a Serve replica (a test building the class) there is none
-            LIMITS["replica"] = ""
-        app.state.ingress = self  # for the dependencies (caller, admin) of this replica's routes
+            app.state.replica = ""
 
     async def _call(self, handle_method: Any, *args: Any, timeout: float | None = None) -> Any:
         return await calls.call(
@@ -648,7 +659,7 @@ class Ingress:
                 out[name] = {"state": "unreachable", "last_error": str(exc)}
         return {"map": {t: self.tiers.engine_for(t) for t in TIER_NAMES}, "engines": out}
 
-    @app.get("/health/ready", responses={503: _E[503], 401: _E[401]})
+    @app.get("/health/ready", responses={503: _E[503], 401: _E[401], 400: _E[400]})
     async def ready(self, authorization: str | None = Header(default=None),
                     x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
         """Ready or not. The stores' counts, the last build and the tiers go only to an admin key

@@ -30,6 +30,7 @@ from ray.serve.deployment import Application
 from medgraph.config import MedGraphConfig, load_config
 from medgraph.config.llm import EngineConfig
 from medgraph.config.models import DeploymentConfig, ServeConfig
+from medgraph.memory.sqlite import is_postgres_url
 from serve.agent import AgentService
 from serve.api import Ingress
 from serve.services import AnalyzerService, RerankerService, RetrieverService, RouterService
@@ -117,8 +118,10 @@ def build(cfg: MedGraphConfig) -> Application:
         engines[name] = serve.deployment(TierService).options(**tier_options(name, e, s)).bind(cfg, name, server)
     classifier = engines.get(cfg.router.engine) if cfg.router.kind in ("llm", "dspy") and cfg.router.engine else None
     router = serve.deployment(RouterService).options(**_options("router", s.router, s)).bind(cfg, classifier)
-    # the agent owns the session and memory file (app.path): one replica, like the embedded stores
-    agent = serve.deployment(AgentService).options(**_options("agent", s.agent, s, single_owner=True)).bind(
+    # with a SQLite app.path the agent owns the session and memory file: one replica, like the embedded
+    # stores; with PostgreSQL every replica reaches the same state and the agent scales
+    agent = serve.deployment(AgentService).options(
+        **_options("agent", s.agent, s, single_owner=not is_postgres_url(cfg.app.path))).bind(
         cfg, analyzer, retriever, reranker, router, engines)
     ingress = serve.deployment(Ingress).options(**_options("ingress", s.ingress, s))
     return ingress.bind(cfg, analyzer, retriever, router, agent, engines)

@@ -358,7 +358,7 @@ class ServeConfig(_Model):
     retriever: DeploymentConfig = DeploymentConfig()
     reranker: DeploymentConfig = DeploymentConfig()
     router: DeploymentConfig = DeploymentConfig(num_cpus=0.05)  # routing rules; LLM tiers: tiers.engines.*.deployment
-    # the LangGraph agent; it owns the session / memory file (app.path): keep it at 1 replica per app store
+    # the LangGraph agent; with a SQLite app.path it owns the file and runs 1 replica (PostgreSQL: any number)
     agent: DeploymentConfig = DeploymentConfig(num_cpus=0.1)
 
 

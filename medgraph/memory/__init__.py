@@ -1,4 +1,5 @@
-"""Memory of the agent: chat sessions (short-term) and per-user long-term memory, in SQLite.
+"""Memory of the agent: chat sessions (short-term) and per-user long-term memory, in the app database
+(SQLite, or PostgreSQL for replicated serving).
 
 ``SessionStore`` keeps each conversation's turns; ``LongTermMemory`` keeps an authenticated
 user's interests and past answers, anchored on MeSH IDs, with exponential decay.

@@ -91,20 +91,15 @@ def test_the_body_limit_refuses_by_length_and_while_reading():
     async def echo(req: ChatRequest) -> dict:
         return {"n": len(req.message)}
 
-    saved = dict(api.LIMITS)
-    api.LIMITS.update(max_body_bytes=2048, replica="r1")
-    try:
-        client = TestClient(app)
-        ok = client.post("/echo", json={"message": "x" * 100})
-        assert ok.status_code == 200 and ok.headers["x-medgraph-replica"] == "r1"
-        assert client.post("/echo", json={"message": "x" * 3000}).status_code == 413
+    app.state.max_body_bytes, app.state.replica = 2048, "r1"
+    client = TestClient(app)
+    ok = client.post("/echo", json={"message": "x" * 100})
+    assert ok.status_code == 200 and ok.headers["x-medgraph-replica"] == "r1"
+    assert client.post("/echo", json={"message": "x" * 3000}).status_code == 413
 
-        def chunks():  # no Content-Length: counted while read
-            for _ in range(5):
-                yield b" " * 1000
-        assert client.post("/echo", content=chunks(), headers={"content-type": "application/json"}).status_code == 413
-        bad = client.post("/echo", content=b"{}", headers={"content-type": "application/json", "content-length": "x"})
-        assert bad.status_code == 400
-    finally:
-        api.LIMITS.clear()
-        api.LIMITS.update(saved)
+    def chunks():  # no Content-Length: counted while read
+        for _ in range(5):
+            yield b" " * 1000
+    assert client.post("/echo", content=chunks(), headers={"content-type": "application/json"}).status_code == 413
+    bad = client.post("/echo", content=b"{}", headers={"content-type": "application/json", "content-length": "x"})
+    assert bad.status_code == 400

@@ -176,3 +176,12 @@ def test_every_container_takes_its_secrets_from_the_kubernetes_secret(manifest):
             assert ref["name"] == "medgraph-secrets" and "value" not in env[name]
             assert ref.get("optional", False) is (not required), name
         assert env["MEDGRAPH_APP_DB"]["value"].startswith("postgresql://") and env["REDIS_URL"]["value"].startswith("redis://")
+
+
+@pytest.mark.parametrize("app_path,agents", [("/tmp/app.sqlite", 1), ("postgresql://u@db:5432/medgraph", 2)])
+def test_the_agent_scales_only_when_the_app_state_is_on_a_server(app_path, agents):
+    from ray.serve._private.build_app import build_app
+
+    cfg = load_config(REPO / "configs" / "local.yaml", [f"app.path={app_path}", "serve.agent.num_replicas=2"])
+    agent = next(d for d in build_app(build(cfg), name="medgraph").deployments if d.name == "agent")
+    assert agent.num_replicas == agents
