@@ -151,7 +151,8 @@ class IgraphRunner:
         pr = self.graph.personalized_pagerank(
             directed=False, damping=DAMPING, reset=self.reset, weights=self.weights
         )
-        return top_ids(np.asarray(pr)[self.n_ent :]).tolist()
+        found: list[int] = top_ids(np.asarray(pr)[self.n_ent :]).tolist()
+        return found
 
 
 def networkx_runner(b: sp.csr_matrix, entity_ids: list[str]) -> tuple[Callable[[Query], list[int]], float]:
@@ -178,7 +179,8 @@ def networkx_runner(b: sp.csr_matrix, entity_ids: list[str]) -> tuple[Callable[[
             max_iter=1000,
         )
         scores = np.array([pr.get(n_ent + j, 0.0) for j in range(n_chunk)])
-        return top_ids(scores).tolist()
+        found: list[int] = top_ids(scores).tolist()
+        return found
 
     return run, build
 
