@@ -24,7 +24,7 @@ reads the whole incidence, and rebuilds in the background when others write), so
 not compare the same corpus. ``--wait-quiet S`` waits up to S seconds after the builds until the
 database holds only this run's documents and chunks.
 
-Output: JSON on stdout: the date, the command, CPU count, ``uptime`` load before and after, the
+Output: JSON on stdout (the last thing printed; Ray's own log lines may come before it): the date, the command, CPU count, ``uptime`` load before and after, the
 PPR engine (``retrieval.ppr_engine``), the Neo4j document count before the build, each build's
 summary, our documents / chunks / mentions / entities in both graphs (``counts_match``), then per
 serving run in order *embedded, neo4j, embedded* (the embedded stores served twice, so run-to-run
