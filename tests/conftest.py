@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import unavailable
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -24,9 +26,7 @@ def shared_data() -> Path:
     path = shared_data_dir()
     if not (path / "mesh").is_dir():
         reason = f"shared data not found at {path} (set MEDGRAPH_SHARED_DATA)"
-        if os.environ.get("MEDGRAPH_REQUIRE_SHARED") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason, "MEDGRAPH_REQUIRE_SHARED")
     return path
 
 

@@ -1,16 +1,73 @@
-"""Helpers shared by test modules (plain functions, not fixtures)."""
+"""Helpers shared by test modules (plain functions, not fixtures).
+
+``unavailable`` and ``require_module`` are the one way a test may be left out for a missing
+dependency: it skips with the reason, unless the matching ``MEDGRAPH_REQUIRE_*`` variable is 1
+(``.ci/run`` sets them all), where it fails. ``tests/unit/test_no_silent_skips.py`` keeps every
+other skip out of the suite.
+"""
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import socket
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, NoReturn
 
-from medgraph.stores import make_graph_store, make_vector_store
+import pytest
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REPO = Path(__file__).resolve().parents[1]
+
+
+# what each flag makes required: the services and data make test provides, and its Python extras
+REQUIRE_FLAGS = {
+    "MEDGRAPH_REQUIRE_SHARED": "../shared: data sets, Tesseract, the Qdrant server binary",
+    "MEDGRAPH_REQUIRE_NEO4J": "the Neo4j + GDS server of cluster/neo4j",
+    "MEDGRAPH_REQUIRE_LLM": "the llm-test extra: llama-cpp-python, litellm, dspy, the Gemma GGUF",
+    "MEDGRAPH_REQUIRE_DEPS": "the dev and ml-test extras: torch, transformers, igraph, openai, ...",
+    "MEDGRAPH_REQUIRE_POSTGRES": "the PostgreSQL server of cluster/postgres (app state)",
+    "MEDGRAPH_REQUIRE_REDIS": "the Redis server of cluster/redis (quotas, concurrency, cache)",
+}
+
+
+def unavailable(reason: str, require: str) -> NoReturn:
+    """Skip with ``reason``, or fail when the environment variable ``require`` is 1."""
+    if require not in REQUIRE_FLAGS:
+        raise ValueError(f"unknown flag {require!r}; one of {sorted(REQUIRE_FLAGS)}")
+    if os.environ.get(require) == "1":
+        pytest.fail(f"{reason} ({require}=1: {REQUIRE_FLAGS[require]} must be there)")
+    pytest.skip(reason, allow_module_level=True)
+
+
+def require_module(name: str, require: str = "MEDGRAPH_REQUIRE_DEPS", reason: str | None = None) -> ModuleType:
+    """The imported module ``name``, or ``unavailable`` (skip, or fail under ``require``)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        unavailable(reason or f"{name} is not installed ({exc})", require)
+
+
+def require_disposable_neo4j(uri: str) -> None:
+    """Go on only if the Neo4j at ``uri`` is a disposable dev server (``cluster/neo4j/neo4j-dev.sh``
+    marks its database with a ``:MedGraphDisposable`` node when it comes up): the Neo4j tests
+    delete the product's labels, and must never do that to a database someone else filled.
+    Nothing answering, or an unmarked server, is ``unavailable`` (fails under MEDGRAPH_REQUIRE_NEO4J)."""
+    from neo4j import GraphDatabase
+
+    password = os.environ.get("NEO4J_DEV_PASSWORD")
+    try:
+        with GraphDatabase.driver(uri, auth=("neo4j", password) if password else None,
+                                  connection_timeout=5) as driver, driver.session() as session:
+            marked = session.run("MATCH (m:MedGraphDisposable) RETURN count(m) AS n").single()["n"]
+    except Exception as exc:  # noqa: BLE001 - any failure means no usable server
+        unavailable(f"no Neo4j answering at {uri} ({type(exc).__name__}: {exc}); start it with make neo4j-start",
+                    "MEDGRAPH_REQUIRE_NEO4J")
+    if not marked:
+        unavailable(f"the Neo4j at {uri} is not a disposable dev server (no :MedGraphDisposable node; "
+                    "cluster/neo4j/neo4j-dev.sh adds it): the tests will not delete its data", "MEDGRAPH_REQUIRE_NEO4J")
 
 
 def free_port() -> int:
@@ -22,6 +79,8 @@ def free_port() -> int:
 
 def store_counts(cfg: Any) -> dict[str, int]:
     """Graph-store counts plus the vector count, for the stores a config points at."""
+    from medgraph.stores import make_graph_store, make_vector_store
+
     graph, vectors = make_graph_store(cfg.stores.graph), make_vector_store(cfg.stores.vector)
     try:
         return {**graph.counts(), "vectors": vectors.count()}

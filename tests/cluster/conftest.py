@@ -25,18 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import free_port
+from tests.helpers import free_port, require_disposable_neo4j, unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 NEO4J_URI = f"bolt://{os.environ.get('NEO4J_DEV_HOST', '127.0.0.1')}:{os.environ.get('NEO4J_DEV_PORT', '7687')}"
 GRAPH_LABELS = ("Entity", "Chunk", "Document", "Run", "Failure")
-
-
-def unavailable(reason: str, require_env: str) -> None:
-    """Fail when ``require_env`` is 1 (CI requires the dependency), else skip with the reason."""
-    if os.environ.get(require_env) == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 def shared_bin_dir() -> Path:
@@ -104,6 +97,7 @@ def wipe_graph(uri: str) -> None:
 def neo4j_uri() -> Iterator[str]:
     from medgraph.stores.errors import StoreUnavailable
 
+    require_disposable_neo4j(NEO4J_URI)
     try:
         wipe_graph(NEO4J_URI)
     except StoreUnavailable as exc:

@@ -35,6 +35,7 @@ from medgraph.auth import ApiKeyStore, Principal, QuotaExceeded, QuotaTracker, n
 from medgraph.memory import LongTermMemory, SessionForbidden, SessionNotFound, SessionStore
 from medgraph.memory.sqlite import SQLiteDatabase, is_postgres_url, open_app_database
 from medgraph.stores.errors import StoreUnavailable
+from tests.helpers import require_module, unavailable
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC).timestamp()
 MIDNIGHT = datetime(2026, 3, 11, tzinfo=UTC).timestamp()
@@ -58,9 +59,7 @@ def free_port() -> int:
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("MEDGRAPH_REQUIRE_POSTGRES") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
+    unavailable(reason, "MEDGRAPH_REQUIRE_POSTGRES")
 
 
 @pytest.fixture(scope="session")
@@ -540,7 +539,7 @@ def test_paths_choose_the_backend(tmp_path):
 
 
 def test_an_unreachable_server_is_store_unavailable_without_the_password():
-    pytest.importorskip("psycopg")
+    require_module("psycopg", "MEDGRAPH_REQUIRE_POSTGRES")
     url = f"postgresql://medgraph:s3cret-pw@127.0.0.1:{free_port()}/medgraph?connect_timeout=2"
     started = time.monotonic()
     with pytest.raises(StoreUnavailable) as exc:

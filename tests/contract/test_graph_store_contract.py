@@ -23,6 +23,7 @@ from medgraph.retrieve.ppr import PPRIndex
 from medgraph.schemas import Chunk, Entity, Failure, Mention
 from medgraph.stores.errors import StoreUnavailable
 from medgraph.stores.graph import DocumentRecord, make_graph_store
+from tests.helpers import require_disposable_neo4j, unavailable
 
 HOST = os.environ.get("NEO4J_DEV_HOST", "127.0.0.1")
 PORT = os.environ.get("NEO4J_DEV_PORT", "7687")
@@ -45,10 +46,9 @@ def neo4j_available() -> None:
     except (StoreUnavailable, ImportError) as exc:
         reason = (f"no Neo4j answering at {NEO4J.uri} ({exc}); start it with make neo4j-start "
                   "(cluster/neo4j/neo4j-dev.sh start && cluster/neo4j/neo4j-dev.sh wait)")
-        if os.environ.get("MEDGRAPH_REQUIRE_NEO4J") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason, "MEDGRAPH_REQUIRE_NEO4J")
     probe.close()
+    require_disposable_neo4j(NEO4J.uri)
 
 
 def open_store(kind: str, tmp_path, request):

@@ -12,7 +12,6 @@ then read from the cache in milliseconds, so a 3 s per-document limit can stop t
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -30,6 +29,7 @@ from medgraph.ingest.pdf import load_pdf
 from medgraph.ingest.pdf_tools import rasterise_pdf
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.stores import make_graph_store
+from tests.helpers import unavailable
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -41,9 +41,7 @@ OCR_TIMEOUT_S = 3  # per document; the long scan needs 8 pages x 1-5 s
 def job(tmp_path_factory, shared_data):
     if shutil.which("tesseract") is None:
         reason = "tesseract is not installed (make install adds it)"
-        if os.environ.get("MEDGRAPH_REQUIRE_SHARED") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason, "MEDGRAPH_REQUIRE_SHARED")
     root = tmp_path_factory.mktemp("parse_job")
     corpus = root / "corpus"
     corpus.mkdir()

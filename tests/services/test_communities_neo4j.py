@@ -23,6 +23,7 @@ from medgraph.config.models import CommunitiesConfig, EmbeddedGraphStoreConfig, 
 from medgraph.stores.errors import StoreUnavailable
 from medgraph.stores.graph import DocumentRecord, make_graph_store
 from tests.community_fixtures import planted_chunks
+from tests.helpers import require_disposable_neo4j, unavailable
 
 HOST = os.environ.get("NEO4J_DEV_HOST", "127.0.0.1")
 PORT = os.environ.get("NEO4J_DEV_PORT", "7687")
@@ -52,9 +53,8 @@ def stores(tmp_path: Path) -> Iterator[tuple[Any, Any, dict[str, str]]]:
         neo = make_graph_store(NEO4J)
     except (StoreUnavailable, ImportError) as exc:
         reason = f"no Neo4j answering at {NEO4J.uri} ({exc}); start it with make neo4j-start"
-        if os.environ.get("MEDGRAPH_REQUIRE_NEO4J") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason, "MEDGRAPH_REQUIRE_NEO4J")
+    require_disposable_neo4j(NEO4J.uri)
     _wipe(neo)
     embedded = make_graph_store(EmbeddedGraphStoreConfig(path=str(tmp_path / "graph.sqlite")))
     truth = _fill(embedded)

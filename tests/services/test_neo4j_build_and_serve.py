@@ -2,8 +2,10 @@
 
 10 PubMedQA abstracts (``data/demo/pubmedqa_demo.json``) are built twice with the same config
 (hashing dense embedder, Qdrant local mode in a tmp dir): once into Neo4j, once into the embedded
-store; the counts must match. Then the Serve services (built directly, no HTTP) answer a question
-from the Neo4j-backed corpus with citations. Uses the local dev server (``make neo4j-start``) and
+store; the counts must match. Then the Serve services (built directly, no HTTP) and the extractive
+composer answer a question
+from the Neo4j-backed corpus with citations (the whole app, agent and replicas included, runs on the
+server stores in test_replicated_serving.py). Uses the local dev server (``make neo4j-start``) and
 skips when nothing answers on Bolt, unless ``MEDGRAPH_REQUIRE_NEO4J=1``, in which case it fails.
 """
 
@@ -19,7 +21,7 @@ from medgraph.config import load_config
 from medgraph.config.models import Neo4jGraphStoreConfig
 from medgraph.stores import make_graph_store
 from medgraph.stores.errors import StoreUnavailable
-from tests.helpers import store_counts
+from tests.helpers import require_disposable_neo4j, store_counts, unavailable
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -40,13 +42,12 @@ def _wipe() -> None:
 
 @pytest.fixture(scope="module")
 def neo4j() -> None:
+    require_disposable_neo4j(URI)
     try:
         _wipe()
     except StoreUnavailable as exc:
         reason = f"no Neo4j answering at {URI} ({exc}); start it with make neo4j-start"
-        if os.environ.get("MEDGRAPH_REQUIRE_NEO4J") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason, "MEDGRAPH_REQUIRE_NEO4J")
     yield
     _wipe()
 
@@ -107,19 +108,20 @@ def test_rerun_into_neo4j_is_idempotent(built, corpus):
 
 
 def test_serve_services_answer_from_neo4j_with_citations(built, corpus):
-    from serve.services import AnalyzerService, AnswererService, RerankerService, RetrieverService
+    from medgraph.generate import make_generator
+    from serve.services import AnalyzerService, RerankerService, RetrieverService
 
     neo_cfg, _, emb_cfg, _ = built
     _, picked = corpus
     pmid = sorted(picked)[3]
     question = picked[pmid]["QUESTION"]
     analyzer, retriever = AnalyzerService(neo_cfg), RetrieverService(neo_cfg)
-    reranker, answerer = RerankerService(neo_cfg), AnswererService(neo_cfg)
+    reranker, generator = RerankerService(neo_cfg), make_generator(neo_cfg.answer)
     try:
         analysis = analyzer.analyze(question)
         result = retriever.retrieve(analysis)
         ranked = reranker.rerank(question, result.candidates)
-        answer = answerer.answer(question, analysis, ranked)
+        answer = generator.generate(question, analysis, ranked[: neo_cfg.retrieval.top_k])
         assert not answer.refused and answer.citations, answer
         assert f"PMID:{pmid}" in {c.source_id for c in answer.citations}
         assert all(f"[{c.number}]" in answer.content for c in answer.citations)

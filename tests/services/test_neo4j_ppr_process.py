@@ -24,6 +24,7 @@ import pytest
 from medgraph.retrieve.ppr import ProcessPPR
 from medgraph.schemas import Chunk, Entity, Mention
 from medgraph.stores.graph import DocumentRecord
+from tests.helpers import unavailable
 
 pytestmark = pytest.mark.integration
 URI = f"bolt://{os.environ.get('NEO4J_DEV_HOST', '127.0.0.1')}:{os.environ.get('NEO4J_DEV_PORT', '7687')}"
@@ -32,9 +33,7 @@ N_ENT, N_DOCS, CHUNKS_PER_DOC = 30, 25, 4
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("MEDGRAPH_REQUIRE_NEO4J") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
+    unavailable(reason, "MEDGRAPH_REQUIRE_NEO4J")
 
 
 def ent(i: int) -> str:

@@ -17,15 +17,15 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.helpers import unavailable
+
 HOST = os.environ.get("NEO4J_DEV_HOST", "127.0.0.1")
 PORT = int(os.environ.get("NEO4J_DEV_PORT", "7687"))
 URI = f"bolt://{HOST}:{PORT}"
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("MEDGRAPH_REQUIRE_NEO4J") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
+    unavailable(reason, "MEDGRAPH_REQUIRE_NEO4J")
 
 
 @pytest.fixture(scope="module")

@@ -36,15 +36,13 @@ from medgraph.retrieve.analysis_cache import (
 )
 from medgraph.retrieve.query import QueryAnalyzer
 from medgraph.schemas import Mention
-from tests.helpers import REPO, free_port
+from tests.helpers import REPO, free_port, require_module, unavailable
 
 SCRIPT = REPO / "cluster" / "redis" / "redis-dev.sh"
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("MEDGRAPH_REQUIRE_REDIS") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
+    unavailable(reason, "MEDGRAPH_REQUIRE_REDIS")
 
 
 @pytest.fixture(scope="module")
@@ -412,7 +410,7 @@ def silent_port() -> Iterator[int]:
 @pytest.mark.parametrize("kind", ["closed", "silent"])
 def test_redis_down_falls_back_to_local_state_quickly(tmp_path: Path, kind: str, silent_port: int,
                                                       caplog: pytest.LogCaptureFixture) -> None:
-    pytest.importorskip("redis")
+    require_module("redis", "MEDGRAPH_REQUIRE_REDIS")
     from medgraph.auth.redis_state import SharedGate, SharedQuota, make_gate, make_quota
 
     port = free_port() if kind == "closed" else silent_port

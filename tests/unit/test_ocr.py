@@ -10,7 +10,6 @@ Tesseract is required: without it these tests skip, or fail when ``MEDGRAPH_REQU
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from medgraph.ingest.ocr import (
 )
 from medgraph.ingest.pdf import load_pdf, parse_pdf
 from medgraph.ingest.pdf_tools import rasterise_pdf, text_pdf
+from tests.helpers import unavailable
 
 CDC = "cdc_guide_infection_prevention_outpatient_2016.pdf"
 FONTS = {"latin": Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
@@ -37,9 +37,7 @@ FONTS = {"latin": Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
 def _require(what: str, ok: bool) -> None:
     if not ok:
         reason = f"{what} is not installed (make install adds it)"
-        if os.environ.get("MEDGRAPH_REQUIRE_SHARED") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason, "MEDGRAPH_REQUIRE_SHARED")
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,10 @@ from medgraph.generate.engines import make_engine
 from medgraph.llm.base import ChatParams, ModelAsleep, ModelUnavailable
 from medgraph.retrieve.types import QueryAnalysis
 from tests.fake_openai import FakeOpenAIServer
+from tests.helpers import require_module
 from tests.unit.test_grounded_generation import EVIDENCE
 
-pytest.importorskip("litellm", reason="litellm not installed (extra 'llm')")
+require_module("litellm", "MEDGRAPH_REQUIRE_LLM", "litellm not installed (extra 'llm')")
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from medgraph.ingest.model_tier import (
 from medgraph.ingest.ocr import OcrError, make_engine
 from medgraph.ingest.pdf import assemble, load_pdf, parse_pdf
 from medgraph.ingest.sections import build_sections
+from tests.helpers import require_module
 
 CDC = "cdc_guide_infection_prevention_outpatient_2016.pdf"
 HAS = {name: importlib.util.find_spec(name) is not None for name in ("docling", "docling_core", "paddleocr")}
@@ -41,6 +42,7 @@ def test_engines_are_chosen_per_language():
         ParseConfig(engines={"en": "docling"})
 
 
+# skip-ok: shows the error when the optional package is absent
 @pytest.mark.skipif(HAS["docling"], reason="docling is installed: the missing-package path cannot be shown")
 def test_a_configured_docling_without_the_package_says_how_to_install(shared_data):
     cfg = ParseConfig(engines={"en": "docling", "default": "text_layer"})
@@ -48,6 +50,7 @@ def test_a_configured_docling_without_the_package_says_how_to_install(shared_dat
         parse_pdf(shared_data / "pdfs" / CDC, cfg)
 
 
+# skip-ok: shows the error when the optional package is absent
 @pytest.mark.skipif(shutil.which("mineru") is not None, reason="mineru is installed")
 def test_a_configured_mineru_without_the_tool_says_how_to_install(shared_data):
     cfg = ParseConfig(engines={"en": "mineru", "default": "text_layer"})
@@ -55,14 +58,15 @@ def test_a_configured_mineru_without_the_tool_says_how_to_install(shared_data):
         parse_pdf(shared_data / "pdfs" / CDC, cfg)
 
 
+# skip-ok: shows the error when the optional package is absent
 @pytest.mark.skipif(HAS["paddleocr"], reason="paddleocr is installed")
 def test_a_configured_paddleocr_without_the_package_says_how_to_install():
     with pytest.raises(OcrError, match=r"medgraph\[paddleocr\]"):
         make_engine("paddleocr", OcrConfig())
 
 
-@pytest.mark.skipif(not HAS["docling_core"], reason="docling-core is not installed (pip install 'medgraph[parse]')")
 def test_docling_document_becomes_sections_with_levels_tables_and_pages():
+    require_module("docling_core", reason="docling-core is not installed (pip install 'medgraph[parse]')")
     from docling_core.types.doc import (
         BoundingBox,
         ContentLayer,
@@ -134,6 +138,7 @@ def test_paddleocr_results_become_lines_in_points():
     assert confidence == pytest.approx(98.0)
 
 
+# skip-ok: model tier: needs the optional package and its local models (not downloadable here)
 @pytest.mark.skipif(not (HAS["docling"] and os.environ.get("MEDGRAPH_DOCLING_MODELS")),
                     reason="Docling and its models (MEDGRAPH_DOCLING_MODELS=artifacts path) are not present")
 def test_docling_parses_the_cdc_guide(shared_data):
@@ -143,6 +148,7 @@ def test_docling_parses_the_cdc_guide(shared_data):
     assert any(s.title.lower().startswith("introduction") and s.page == 3 for s in doc.sections)
 
 
+# skip-ok: model tier: needs the optional package and its local models (not downloadable here)
 @pytest.mark.skipif(shutil.which("mineru") is None, reason="MinerU (and its local models) is not installed")
 def test_mineru_parses_a_pdf(shared_data):
     parsed = parse_pdf(shared_data / "pdfs" / CDC, ParseConfig(engines={"default": "mineru"}))
@@ -150,6 +156,7 @@ def test_mineru_parses_a_pdf(shared_data):
     assert assemble(parsed).sections
 
 
+# skip-ok: model tier: needs the optional package and its local models (not downloadable here)
 @pytest.mark.skipif(not (HAS["paddleocr"] and os.environ.get("MEDGRAPH_PADDLEOCR_MODELS")),
                     reason="PaddleOCR and its models (MEDGRAPH_PADDLEOCR_MODELS=dir with det/ and rec/) are not present")
 def test_paddleocr_reads_a_scanned_page(tmp_path, shared_data):

@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from medgraph.retrieve.ppr import PPRIndex, ProcessPPR, incidence_from_pairs
+from tests.helpers import require_module
 
 METHODS = {"two-step": 20_000_000, "bipartite": 0}  # method → max_pairs that selects it
 
@@ -96,7 +97,7 @@ def test_methods_agree_on_the_top_ranking() -> None:
 
 
 def test_top10_overlaps_igraph_personalized_pagerank() -> None:
-    ig = pytest.importorskip("igraph", reason="python-igraph is not installed (dev extra)")
+    ig = require_module("igraph", reason="python-igraph is not installed (dev extra)")
     b, ents, chunks = random_graph(300, 2000, seed=5)
     index = PPRIndex(b, ents, chunks)
     coo = b.tocoo()

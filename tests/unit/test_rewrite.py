@@ -1,4 +1,5 @@
-"""Short-term memory: follow-up questions made standalone (rules EN/DE/ZH, the last-5 window, DSPy tier)."""
+"""Short-term memory: follow-up questions made standalone (rules EN/DE/ZH, the last-5 window);
+the DSPy tier is tested in test_rewrite_dspy.py."""
 
 from __future__ import annotations
 
@@ -7,15 +8,12 @@ from collections.abc import Sequence
 import pytest
 
 from medgraph.agent.rewrite import (
-    DSPyRewriter,
     Rewrite,
     RuleRewriter,
     Turn,
     format_history,
-    make_rewriter,
     package_category,
 )
-from medgraph.config.models import MedGraphConfig, RewriterConfig
 
 METFORMIN, IBUPROFEN, ASPIRIN = "D008687", "D007052", "D001241"
 FLU, GOUT, ASTHMA = "D007251", "D006073", "D001249"
@@ -195,61 +193,6 @@ def test_bad_input_is_refused() -> None:
         RULES.rewrite("  ", H_EN, "en")
     with pytest.raises(ValueError, match="window"):
         RuleRewriter(window=0)
-
-
-# --- the DSPy tier -------------------------------------------------------------------------
-
-dspy = pytest.importorskip("dspy")
-DummyLM = dspy.utils.DummyLM
-
-
-def test_dspy_rewriter_uses_the_program_output() -> None:
-    lm = DummyLM([{"standalone_question": "What are the side effects of metformin in children?"}])
-    result = DSPyRewriter(lm).rewrite("And in children?", H_EN, "en")
-    assert result == Rewrite("What are the side effects of metformin in children?", True, "dspy", (METFORMIN,))
-    prompt = lm.history[-1]["messages"][-1]["content"]
-    assert "user: What are the side effects of metformin?" in prompt and "And in children?" in prompt
-
-
-def test_dspy_rewriter_unchanged_question() -> None:
-    lm = DummyLM([{"standalone_question": "What is gout?"}])
-    assert DSPyRewriter(lm).rewrite("What is gout?", H_EN, "en") == Rewrite("What is gout?", False, "dspy")
-
-
-def test_dspy_rewriter_sees_only_the_window() -> None:
-    lm = DummyLM([{"standalone_question": "x?"}])
-    turns = [Turn("user", f"question {i}") for i in range(8)]
-    DSPyRewriter(lm, window=5).rewrite("And then?", turns, "en")
-    prompt = lm.history[-1]["messages"][-1]["content"]
-    assert "question 3" in prompt and "question 2" not in prompt
-
-
-class BrokenLM(dspy.BaseLM):  # type: ignore[misc]
-    """An LM whose endpoint is down."""
-
-    def __init__(self) -> None:
-        super().__init__(model="broken")
-
-    def forward(self, prompt: object = None, messages: object = None, **kwargs: object) -> object:
-        raise ConnectionError("endpoint down")
-
-
-@pytest.mark.parametrize("lm", [BrokenLM(), DummyLM([{"answer": "no such field"}]), DummyLM([{"standalone_question": " "}])],
-                         ids=["call-fails", "unparsable", "empty"])
-def test_dspy_rewriter_falls_back_to_the_rules(lm: object) -> None:
-    result = DSPyRewriter(lm).rewrite("What are its side effects?", H_EN[:1], "en")
-    assert result == Rewrite("What are the side effects of metformin?", True, "rules", (METFORMIN,))
-
-
-def test_make_rewriter_and_config() -> None:
-    assert isinstance(make_rewriter(RewriterConfig()), RuleRewriter)
-    cfg = RewriterConfig(kind="dspy", engine="gemma")
-    with pytest.raises(ValueError, match="DSPy LM"):
-        make_rewriter(cfg)
-    assert isinstance(make_rewriter(cfg, DummyLM([])), DSPyRewriter)
-    with pytest.raises(ValueError, match="memory.rewriter.engine"):
-        MedGraphConfig.model_validate({"memory": {"rewriter": {"kind": "dspy", "engine": "nope"}}})
-    assert MedGraphConfig().memory.rewriter.kind == "rules" and MedGraphConfig().memory.rewriter.window == 5
 
 
 def test_format_history_cuts_long_turns() -> None:
