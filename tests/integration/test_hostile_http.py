@@ -9,7 +9,7 @@
    surrogates, Cypher- and SQL-looking text in every string field, path traversal, forged and
    revoked keys, another user's session, an anonymous caller guessing a session.
 After each part the app is still healthy. ``MEDGRAPH_FUZZ_EXAMPLES`` sets the examples per
-operation and mode (default 25); the number of requests sent is printed.
+operation and mode (default 20); the number of requests sent is printed.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from tests.helpers import free_port
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 ADMIN_KEY = "mgk_0123456789ab_" + "h" * 43
-EXAMPLES = int(os.environ.get("MEDGRAPH_FUZZ_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("MEDGRAPH_FUZZ_EXAMPLES", "20"))
 SENT = {"fuzz": 0, "openai": 0, "hostile": 0}
 HOSTILE_TEXT = [
     "MATCH (n) DETACH DELETE n", "'; DROP TABLE auth_users; --", "\" OR 1=1 --", "../../../../etc/passwd",
