@@ -14,8 +14,9 @@ them directly. Inputs and outputs are the records of ``medgraph.retrieve`` and
 - ``RerankerService``: calibrated relevance of each candidate.
 - ``RouterService``: the tier of each question (``medgraph.route``: rules, or an LLM classifier
   calling one engine's ``TierService.chat``, falling back to the rules).
-- ``AnswererService``: the extractive composer in-process (used by tests that run the query path
-  without Serve); the Serve app answers through the per-engine ``TierService`` (serve/tiers.py).
+
+The Serve app answers through the agent (serve/agent.py) and the per-engine ``TierService``
+(serve/tiers.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import threading
 from typing import Any
 
 from medgraph.config import MedGraphConfig
-from medgraph.generate.base import Answer
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.route.types import RouteDecision
 
@@ -179,17 +179,6 @@ class RerankerService:
 
     def rerank(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
         return self.reranker.rerank(question, candidates)
-
-
-class AnswererService:
-    def __init__(self, cfg: MedGraphConfig) -> None:
-        from medgraph.generate import make_generator
-
-        self.top_k = cfg.retrieval.top_k
-        self.generator = make_generator(cfg.answer)
-
-    def answer(self, question: str, analysis: QueryAnalysis, ranked: list[Candidate]) -> Answer:
-        return self.generator.generate(question, analysis, ranked[: self.top_k])
 
 
 class RouterService:
