@@ -52,6 +52,7 @@ incremental.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
@@ -64,6 +65,18 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 logger = logging.getLogger(__name__)
+
+# background rebuilds still running; joined at interpreter exit, so that none is cut off inside
+# numpy / scipy while the interpreter tears down (a daemon thread there can crash the process)
+_REBUILDS: set[threading.Thread] = set()
+EXIT_JOIN_S = 30.0
+
+
+@atexit.register
+def _join_rebuilds() -> None:
+    deadline = time.monotonic() + EXIT_JOIN_S
+    for worker in list(_REBUILDS):
+        worker.join(max(0.0, deadline - time.monotonic()))
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -528,9 +541,16 @@ class ProcessPPR:
             self._pending_force = False
             self._worker = threading.Thread(target=self._run, args=(force,), name="ppr-index-rebuild",
                                             daemon=True)
+            _REBUILDS.add(self._worker)
             self._worker.start()
 
     def _run(self, force: bool) -> None:
+        try:
+            self._rebuild(force)
+        finally:
+            _REBUILDS.discard(threading.current_thread())
+
+    def _rebuild(self, force: bool) -> None:
         while True:
             try:
                 with self._build_lock:

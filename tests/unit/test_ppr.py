@@ -302,6 +302,22 @@ def test_a_query_during_a_rebuild_is_served_from_the_old_index() -> None:
     assert "c5" in chunk_ids(engine.query({"D1": 1.0})) and engine.stats()["generation"] == 2
 
 
+def test_a_rebuild_still_running_at_exit_is_waited_for() -> None:
+    """The exit hook joins running rebuilds: none is cut off inside numpy while Python tears down."""
+    from medgraph.retrieve import ppr
+
+    store = PairsStore(BASE)
+    engine = ProcessPPR(store, poll_s=3600)
+    engine.query({"D1": 1.0})
+    store.add(("D1", "c5", 1))
+    store.gate, store.reading = threading.Event(), threading.Event()
+    engine.refresh(wait=False)
+    assert store.reading.wait(10) and engine._worker in ppr._REBUILDS  # registered while it runs
+    threading.Timer(0.3, store.gate.set).start()
+    ppr._join_rebuilds()  # what atexit runs
+    assert not engine.rebuilding and engine.stats()["generation"] == 2
+
+
 def test_a_failed_rebuild_keeps_the_old_index() -> None:
     store = PairsStore(BASE)
     engine = ProcessPPR(store, poll_s=3600)
