@@ -203,16 +203,19 @@ class EmbeddedGraphStore:
             )
 
     def last_run(self) -> dict[str, Any] | None:
+        runs = self.runs(1)
+        return runs[0] if runs else None
+
+    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
         with self._lock:
-            row = self._db.execute(
-                "SELECT run_id, started, finished, status, info, summary FROM runs ORDER BY started DESC LIMIT 1"
-            ).fetchone()
-        if row is None:
-            return None
-        return {
-            "run_id": row[0], "started": row[1], "finished": row[2], "status": row[3],
-            "info": json.loads(row[4] or "{}"), "summary": json.loads(row[5] or "{}"),
-        }
+            rows = self._db.execute(
+                "SELECT run_id, started, finished, status, info, summary FROM runs "
+                "ORDER BY started DESC, run_id DESC LIMIT ?", (max(0, limit),)
+            ).fetchall()
+        return [{
+            "run_id": r[0], "started": r[1], "finished": r[2], "status": r[3],
+            "info": json.loads(r[4] or "{}"), "summary": json.loads(r[5] or "{}"),
+        } for r in rows]
 
     # --- reads --------------------------------------------------------------------------
 

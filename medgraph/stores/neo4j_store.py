@@ -439,13 +439,15 @@ class Neo4jGraphStore:
             run_id=run_id, at=time.time(), status=status, summary=json.dumps(summary)).consume())
 
     def last_run(self) -> dict[str, Any] | None:
-        rows = self._read("MATCH (r:Run) RETURN r {.*} AS r ORDER BY r.started DESC LIMIT 1")
-        if not rows:
-            return None
-        r = rows[0]["r"]
-        return {"run_id": r["run_id"], "started": r.get("started"), "finished": r.get("finished"),
-                "status": r.get("status"), "info": json.loads(r.get("info_json") or "{}"),
-                "summary": json.loads(r.get("summary_json") or "{}")}
+        runs = self.runs(1)
+        return runs[0] if runs else None
+
+    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        rows = self._read("MATCH (r:Run) RETURN r {.*} AS r ORDER BY r.started DESC, r.run_id DESC LIMIT $limit",
+                          limit=max(0, limit))
+        return [{"run_id": r["run_id"], "started": r.get("started"), "finished": r.get("finished"),
+                 "status": r.get("status"), "info": json.loads(r.get("info_json") or "{}"),
+                 "summary": json.loads(r.get("summary_json") or "{}")} for r in (row["r"] for row in rows)]
 
     # --- reads --------------------------------------------------------------------------
 

@@ -215,6 +215,26 @@ def test_progress_is_readable_while_a_run_is_running_and_replaced_by_its_summary
     assert store.last_run()["summary"] == {"chunks_written": 30}
 
 
+def test_runs_are_listed_newest_first_with_progress_and_summaries(store):
+    assert store.runs() == []
+    for i in range(3):
+        store.start_run(f"r{i}", {"inputs": [f"in{i}"]})
+        time.sleep(0.01)
+    store.finish_run("r0", "succeeded", {"chunks_written": 3})
+    store.finish_run("r1", "failed", {"error": "boom"})
+    store.report_progress("r2", {"documents_done": 2})
+    runs = store.runs()
+    assert [r["run_id"] for r in runs] == ["r2", "r1", "r0"]
+    assert runs[0] == store.last_run()  # the same record as last_run
+    assert set(runs[0]) == {"run_id", "started", "finished", "status", "info", "summary"}
+    assert runs[0]["status"] == "running" and runs[0]["finished"] is None
+    assert runs[0]["summary"] == {"documents_done": 2} and runs[0]["info"] == {"inputs": ["in2"]}
+    assert runs[1]["status"] == "failed" and runs[1]["summary"] == {"error": "boom"}
+    assert runs[2]["status"] == "succeeded" and runs[2]["finished"] >= runs[2]["started"]
+    assert [r["run_id"] for r in store.runs(limit=2)] == ["r2", "r1"]
+    assert store.runs(limit=0) == []
+
+
 def test_concurrent_writers_converge_without_duplicates(store):
     """4 threads write overlapping batches (every document by 2 threads, in different orders)."""
     corpus = random_corpus(n_chunks=120, per_doc=6, seed=11)
