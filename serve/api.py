@@ -4,7 +4,9 @@ Endpoints: ``POST /chat``, ``POST /chat/stream`` (Server-Sent Events), ``POST /v
 (OpenAI-compatible, streaming or not; model ``medgraph`` routes, ``medgraph-small|medium|large``
 forces a tier, any other model is a 404 in OpenAI's error shape; earlier messages are the
 conversation the rewriter reads), ``GET /v1/models``, ``POST /route`` (the routing decision alone),
-``GET /graph/entity``, ``GET /graph/communities``, ``GET /health/live``, ``GET /health/ready``
+``GET /graph/entity`` (by ``name``, linked, or by MeSH ``id``), ``GET /graph/edge`` (the chunks two
+entities share), ``GET /graph/communities``, ``GET /chunks/{chunk_id}`` (one stored passage),
+``GET /corpus`` (store counts, recent builds and their failures), ``GET /health/live``, ``GET /health/ready``
 (stores and LLM tiers), ``GET /metrics`` (Prometheus text: tier wakes, sleeps, latencies, memory
 freed), ``POST /tiers/{engine}/sleep|wake`` (``serve.tier_admin``), and for admins
 ``GET /admin/status`` (pipeline, stores, tiers, usage), ``GET|POST /admin/users``,
@@ -20,9 +22,11 @@ what must happen before it:
 - the per-user and global daily quotas (429) and the global concurrency cap for every route that
   does work (questions, ``/route``, ``/graph/*``): requests over ``auth.max_concurrent`` wait in a
   FIFO queue (``/chat/stream`` sends ``{"status": "queued", "position": n}`` while waiting) and only
-  a full queue (``auth.max_queue``) is refused (503). Choosing the tier is ``auth.force_tier``'s.
+  a full queue (``auth.max_queue``) is refused (503); ``/chunks`` and ``/corpus`` read one record
+  or a few and take neither. Choosing the tier is ``auth.force_tier``'s.
 - limits: a body over ``serve.max_body_bytes`` is a 413; strings with NUL or lone surrogates, IDs
-  the stores would refuse, too many or too long messages are 422 with the reason.
+  the stores would refuse or could not hold (MeSH and chunk IDs by their pattern), too many or too
+  long messages are 422 with the reason.
 Bad requests get 4xx with a message; a store that cannot answer within ``serve.store_timeout_s``
 (or raises ``StoreUnavailable``), or a tier that cannot wake or run, gives 503, never a hang.
 
@@ -73,6 +77,10 @@ Tier = Literal["small", "medium", "large"]
 SESSION_ID = r"^[A-Za-z0-9_-]{1,128}$"  # what the session store accepts (medgraph.memory.sessions)
 USER_ID = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"  # what the key store accepts (medgraph.auth.keys)
 KEY_ID = r"^[0-9a-f]{12}$"  # the key_id of mgk_<key_id>_<secret> (medgraph.auth.keys)
+# a MeSH descriptor UI, as the vocabulary reads it and the graph stores key entities (medgraph.ontology.sources)
+MESH_ID = r"^D[0-9]{6,9}$"
+# a stored chunk's ID: content_hash(doc_id, doc hash, index), 16 hex digits (medgraph.ingest.chunking)
+CHUNK_ID = r"^[0-9a-f]{16}$"
 MAX_MESSAGES = 64  # messages of one completion request (the rewriter reads the last turns)
 MODEL_ROUTED = "medgraph"  # the model name that lets the router choose the tier
 
@@ -614,19 +622,63 @@ class Ingress:
     async def graph_entity(
         self,
         principal: Caller,
-        name: Annotated[Text, Query(min_length=1, max_length=200)],
+        name: Annotated[Text | None, Query(min_length=1, max_length=200)] = None,
+        mesh_id: Annotated[str | None, Query(alias="id", max_length=10, pattern=MESH_ID)] = None,
         lang: Literal["en", "de", "zh"] | None = None,
         hops: int = Query(default=1, ge=1, le=2),
         limit: int = Query(default=25, ge=1, le=200),
     ) -> dict[str, Any]:
+        """An entity and its neighbourhood: by ``name`` (any language, linked to MeSH) or by ``id``
+        (a MeSH descriptor ID, looked up as it is: what the explorer sends to expand a node)."""
+        if (name is None) == (mesh_id is None):
+            raise HTTPException(400, "give exactly one of name (an entity name, linked to MeSH) "
+                                     "or id (a MeSH descriptor ID such as D063373)")
         async with self._work(principal):
-            mesh_id = await self._call(self.analyzer.link_name, name, lang)
             if mesh_id is None:
-                raise HTTPException(404, f"no MeSH entity matches {name!r}")
+                mesh_id = await self._call(self.analyzer.link_name, name, lang)
+                if mesh_id is None:
+                    raise HTTPException(404, f"no MeSH entity matches {name!r}")
             found = await self._call(self.retriever.entity, mesh_id, hops, limit, timeout=self.cfg.store_timeout_s)
         if found is None:
-            raise HTTPException(404, f"{mesh_id} ({name!r}) is not mentioned in the corpus")
+            what = f"{mesh_id} ({name!r})" if name is not None else mesh_id
+            raise HTTPException(404, f"{what} is not mentioned in the corpus")
         return _entity_body(found, lang)
+
+    @app.get("/graph/edge", responses=_errors(404, 429, 503))
+    async def graph_edge(
+        self,
+        principal: Caller,
+        source: Annotated[str, Query(max_length=10, pattern=MESH_ID)],
+        target: Annotated[str, Query(max_length=10, pattern=MESH_ID)],
+        limit: int = Query(default=20, ge=1, le=100),
+    ) -> dict[str, Any]:
+        """The evidence of a co-occurrence edge: up to ``limit`` chunks that mention both entities
+        (by chunk ID); ``weight`` is how many were found. 404 for an unknown entity or no shared chunk."""
+        if source == target:
+            raise HTTPException(400, "source and target must be two different entities")
+        async with self._work(principal):
+            found = await self._call(self.retriever.edge, source, target, limit, timeout=self.cfg.store_timeout_s)
+        if found["unknown"]:
+            raise HTTPException(404, f"not mentioned in the corpus: {', '.join(found['unknown'])}")
+        if not found["chunks"]:
+            raise HTTPException(404, f"{source} and {target} are not mentioned together in any chunk")
+        return {"source": source, "target": target, "weight": len(found["chunks"]), "chunks": found["chunks"]}
+
+    @app.get("/chunks/{chunk_id}", responses=_errors(404, 503))
+    async def chunk(self, _: Caller,
+                    chunk_id: Annotated[str, Path(min_length=16, max_length=16, pattern=CHUNK_ID)]) -> dict[str, Any]:
+        """One stored passage (a citation's ``chunk_id``): where it is from, its language and text."""
+        found: dict[str, Any] | None = await self._call(self.retriever.chunk, chunk_id,
+                                                        timeout=self.cfg.store_timeout_s)
+        if found is None:
+            raise HTTPException(404, f"no chunk {chunk_id}")
+        return found
+
+    @app.get("/corpus", responses=_errors(503))
+    async def corpus(self, _: Caller, limit: int = Query(default=20, ge=1, le=200)) -> dict[str, Any]:
+        """Store counts and the latest builds, newest first, each with its failures (first 50) and
+        their count; a running build's ``summary`` is its progress."""
+        return dict(await self._call(self.retriever.corpus, limit, timeout=self.cfg.store_timeout_s))
 
     @app.get("/graph/communities", responses=_errors(429, 503))
     async def graph_communities(

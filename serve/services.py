@@ -10,7 +10,7 @@ them directly. Inputs and outputs are the records of ``medgraph.retrieve`` and
   query embedder and the PPR index (built at start-up from the graph store's incidence for
   ``retrieval.ppr_engine: process``, whatever the store; it follows the store's graph signature
   and is rebuilt in the background, and at once after a live ingest); retrieval, entity
-  neighbourhoods, readiness.
+  neighbourhoods, the chunks two entities share, stored passages, the corpus builds, readiness.
 - ``RerankerService``: calibrated relevance of each candidate.
 - ``RouterService``: the tier of each question (``medgraph.route``: rules, or an LLM classifier
   calling one engine's ``TierService.chat``, falling back to the rules).
@@ -100,6 +100,32 @@ class RetrieverService:
         return {"entity": entity, "edges": edges, "nodes": {i: e for i, e in nodes.items() if e is not None},
                 "communities": self.entity_communities(mesh_id)}
 
+    def edge(self, source: str, target: str, limit: int = 20) -> dict[str, Any]:
+        """The co-occurrence edge of two entities: up to ``limit`` chunks that mention both (by
+        chunk ID), as passages; ``unknown`` lists the IDs the graph does not hold (then no chunks)."""
+        unknown = [m for m in dict.fromkeys((source, target)) if self.graph.get_entity(m) is None]
+        if unknown:
+            return {"unknown": unknown, "chunks": []}
+        ids = self.graph.connecting_evidence(source, target, limit).chunk_ids
+        return {"unknown": [], "chunks": [passage(c) for c in self.graph.get_chunks(ids)]}
+
+    def chunk(self, chunk_id: str) -> dict[str, Any] | None:
+        """One stored chunk as a passage (with its language), or None."""
+        found = self.graph.get_chunks([chunk_id])
+        return {**passage(found[0]), "language": found[0].language} if found else None
+
+    def corpus(self, limit: int = 20, failures: int = 50) -> dict[str, Any]:
+        """Store counts (``ready`` without ``last_run``) and the ``limit`` latest builds, newest
+        first, each with its failure count and first ``failures`` failures (as the store holds them:
+        a failure that recurs is kept under the latest run that recorded it)."""
+        runs = []
+        for run in self.graph.runs(limit):
+            found = self.graph.failures(run["run_id"])
+            runs.append({**run, "failure_count": len(found),
+                         "failures": [{"source": f.source, "stage": f.stage, "reason": f.reason, "doc_id": f.doc_id}
+                                      for f in found[:failures]]})
+        return {"stores": self._counts(), "runs": runs}
+
     # --- communities (medgraph.community; built by jobs.build_communities) -----------------
 
     def _community_search(self, cfg: MedGraphConfig) -> Any:
@@ -165,10 +191,19 @@ class RetrieverService:
         """Store counts and the in-process PPR index's generation and build times (``ppr_index``,
         absent with ``retrieval.ppr_engine: store``); raises ``StoreUnavailable`` when a store
         cannot answer."""
-        out = {**self.graph.counts(), "vectors": self.vectors.count(), "last_run": self.graph.last_run()}
+        return {**self._counts(), "last_run": self.graph.last_run()}
+
+    def _counts(self) -> dict[str, Any]:
+        out: dict[str, Any] = {**self.graph.counts(), "vectors": self.vectors.count()}
         if self.retriever.ppr_index is not None:
             out["ppr_index"] = self.retriever.ppr_index.stats()
         return out
+
+
+def passage(chunk: Any) -> dict[str, Any]:
+    """A stored chunk as the API shows a passage: where it is from and its text."""
+    return {"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "title": chunk.title, "source_id": chunk.source_id,
+            "section_path": list(chunk.section_path), "page": chunk.page, "text": chunk.text}
 
 
 class RerankerService:
