@@ -1,7 +1,8 @@
 """The Serve application over real HTTP on a local Ray cluster, answering from a real corpus.
 
-One module-scoped app: a corpus (20 PubMedQA abstracts + the CDC PDF) is built with the Ray job,
-then the app is deployed and exercised through every endpoint, including an OpenAI client.
+One module-scoped app: a corpus (20 PubMedQA abstracts + the CDC PDF) is built with the Ray job
+(then built again from an input it cannot load, for the build history), then the app is deployed
+and exercised through every endpoint, including an OpenAI client.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from tests.helpers import free_port, require_module
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "What are the minimum expectations for hand hygiene in outpatient settings?"
+BUILD, REBUILD = "serve-build", "serve-rebuild"  # the fixture's corpus builds, in this order
+HAND_HYGIENE = "D063373"
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +42,10 @@ def app_url(tmp_path_factory, shared_data):
     sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
             f"app.path={root}/app.sqlite", f"serve.port={free_port()}"]  # own quota counts, not the checkout's
     cfg = load_config(REPO / "configs" / "local.yaml", sets)
-    summary = build_corpus(cfg, [str(corpus)])
+    summary = build_corpus(cfg, [str(corpus)], run_id=BUILD)
     assert summary["status"] == "succeeded" and summary["documents_written"] == 21
+    (root / "notes.xyz").write_text("not a corpus file")  # a later build that loads nothing and fails one input
+    assert build_corpus(cfg, [str(root / "notes.xyz")], run_id=REBUILD)["status"] == "succeeded"
     url = start(cfg)
     yield url
     serve.shutdown()
@@ -132,6 +137,100 @@ def test_graph_entity_neighbourhood(app_url):
     assert weights == sorted(weights, reverse=True)
     assert httpx.get(f"{app_url}/graph/entity", params={"name": "Handhygiene", "lang": "de"}).status_code in (200, 404)
     assert httpx.get(f"{app_url}/graph/entity", params={"name": "zzzz qqqq xxxx"}).status_code == 404
+
+
+def _entity(app_url, **params):
+    return httpx.get(f"{app_url}/graph/entity", params=params, timeout=30)
+
+
+def test_graph_entity_by_id_is_the_entity_by_name(app_url):
+    by_name = _entity(app_url, name="hand hygiene")
+    by_id = _entity(app_url, id=HAND_HYGIENE)
+    assert by_name.status_code == by_id.status_code == 200, (by_name.text, by_id.text)
+    assert by_id.json() == by_name.json() and by_id.json()["mesh_id"] == HAND_HYGIENE
+    assert by_id.json()["neighbours"] and by_id.json()["names"]["en"]
+    german = _entity(app_url, id=HAND_HYGIENE, lang="de").json()
+    assert set(german["names"]) == {"de"} and german["mesh_id"] == HAND_HYGIENE
+    for params in ({}, {"name": "hand hygiene", "id": HAND_HYGIENE}, {"hops": 2}):
+        r = _entity(app_url, **params)
+        assert r.status_code == 400 and "exactly one of name" in r.json()["detail"], (params, r.text)
+    for bad in ("D63373", "d063373", "hand hygiene", "D063373' OR 1=1 --", "D0633730000"):
+        r = _entity(app_url, id=bad)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "id"], (bad, r.text)
+    unknown = _entity(app_url, id="D000000")
+    assert unknown.status_code == 404 and "D000000" in unknown.json()["detail"]
+
+
+def _edge(app_url, **params):
+    return httpx.get(f"{app_url}/graph/edge", params=params, timeout=30)
+
+
+def test_graph_edge_lists_the_chunks_both_entities_are_mentioned_in(app_url):
+    entity = _entity(app_url, id=HAND_HYGIENE).json()
+    first = next(e for e in entity["edges"] if e["source"] == HAND_HYGIENE)  # the strongest neighbour
+    r = _edge(app_url, source=HAND_HYGIENE, target=first["target"])
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["source"] == HAND_HYGIENE and body["target"] == first["target"]
+    assert 1 <= body["weight"] == len(body["chunks"]) == min(first["weight"], 20)
+    assert [c["chunk_id"] for c in body["chunks"]] == sorted(c["chunk_id"] for c in body["chunks"])
+    for c in body["chunks"]:
+        assert set(c) == {"chunk_id", "doc_id", "title", "source_id", "section_path", "page", "text"}
+        assert "hand" in c["text"].lower()  # it mentions hand hygiene
+        passage = httpx.get(f"{app_url}/chunks/{c['chunk_id']}", timeout=30)
+        assert passage.status_code == 200 and passage.json() == {**c, "language": passage.json()["language"]}
+    back = _edge(app_url, source=first["target"], target=HAND_HYGIENE, limit=1).json()
+    assert back["weight"] == 1 and back["chunks"][0] == body["chunks"][0]
+
+
+@pytest.mark.parametrize("params,status", [
+    ({"source": HAND_HYGIENE, "target": "D000000"}, 404),  # not in the corpus
+    ({"source": "D000000", "target": HAND_HYGIENE}, 404),
+    ({"source": HAND_HYGIENE, "target": HAND_HYGIENE}, 400),
+    ({"source": HAND_HYGIENE}, 422), ({"source": HAND_HYGIENE, "target": "hand"}, 422),
+    ({"source": HAND_HYGIENE, "target": "D000001", "limit": 101}, 422),
+])
+def test_graph_edges_that_do_not_exist_or_are_malformed(app_url, params, status):
+    r = _edge(app_url, **params)
+    assert r.status_code == status and r.json()["detail"], r.text
+
+
+def test_a_cited_passage_contains_the_citations_snippet(app_url):
+    body = httpx.post(f"{app_url}/chat", json={"message": QUESTION}, timeout=60).json()
+    for citation in body["citations"]:
+        r = httpx.get(f"{app_url}/chunks/{citation['chunk_id']}", timeout=30)
+        assert r.status_code == 200, r.text
+        passage = r.json()
+        assert passage["chunk_id"] == citation["chunk_id"] and passage["doc_id"] == citation["doc_id"]
+        assert passage["title"] == citation["title"] and passage["page"] == citation["page"]
+        assert passage["section_path"] == citation["section_path"] and passage["language"]
+        first_words = " ".join(citation["snippet"].split()[:5])
+        assert first_words in " ".join(passage["text"].split()), (first_words, passage["text"][:300])
+
+
+def test_unknown_and_malformed_chunk_ids(app_url):
+    assert httpx.get(f"{app_url}/chunks/{'0' * 16}", timeout=30).status_code == 404
+    for bad in ("0" * 15, "0123456789ABCDEF", "memory:0123456789", "0123456789abcdef0", "x'%20OR%201=1"):
+        r = httpx.get(f"{app_url}/chunks/{bad}", timeout=30)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "chunk_id"], (bad, r.text)
+
+
+def test_corpus_shows_the_stores_and_the_builds_newest_first(app_url):
+    r = httpx.get(f"{app_url}/corpus", timeout=30)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["stores"]["documents"] == 21 and body["stores"]["chunks"] > 0 and "last_run" not in body["stores"]
+    assert [run["run_id"] for run in body["runs"]] == [REBUILD, BUILD]
+    rebuild, build = body["runs"]
+    assert rebuild["started"] >= build["finished"] >= build["started"]
+    assert build["status"] == "succeeded" and build["summary"]["documents_written"] == 21
+    assert build["failure_count"] == 0 and build["failures"] == [] and build["info"]["inputs"]
+    assert rebuild["status"] == "succeeded" and rebuild["failure_count"] == len(rebuild["failures"]) == 1
+    failure = rebuild["failures"][0]
+    assert failure["source"].endswith("notes.xyz") and failure["stage"] == "load" and failure["reason"]
+    assert set(failure) == {"source", "stage", "reason", "doc_id"}
+    assert [run["run_id"] for run in httpx.get(f"{app_url}/corpus", params={"limit": 1}).json()["runs"]] == [REBUILD]
+    assert httpx.get(f"{app_url}/corpus", params={"limit": 201}).status_code == 422
 
 
 @pytest.mark.parametrize("path,payload", [
