@@ -2,8 +2,10 @@
 
     python -m serve.demo --config configs/local.yaml --question "..." [--keep-running]
 
-The corpus must be built first (``python -m jobs.build_corpus``). ``--keep-running`` leaves the
-app serving on ``serve.host:serve.port`` until Ctrl-C.
+The corpus must be built first (``python -m jobs.build_corpus``). It prints the web interface's
+address (``http://<serve.host>:<serve.port>/``). ``--keep-running`` leaves the app serving until
+Ctrl-C; without it the app stays up when the demo runs in a terminal (so the interface can be
+opened) and stops after the answer when it does not (a script, CI).
 """
 
 from __future__ import annotations
@@ -70,17 +72,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default="configs/local.yaml")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
     ap.add_argument("--question", default=DEFAULT_QUESTION)
-    ap.add_argument("--keep-running", action="store_true")
+    ap.add_argument("--keep-running", action="store_true", default=None,
+                    help="serve until Ctrl-C (default: when stdin and stdout are a terminal)")
+    ap.add_argument("--exit", dest="keep_running", action="store_false", help="stop after the answer")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     cfg = load_config(args.config, args.overrides)
     url = start(cfg)
-    print(f"MedGraph is serving at {url}\n\nQ: {args.question}\n")
+    print(f"MedGraph is serving at {url}\nweb interface: {url}/\n\nQ: {args.question}\n")
     r = httpx.post(f"{url}/chat", json={"message": args.question}, timeout=60)
     r.raise_for_status()
     print_answer(r.json())
-    if args.keep_running:
-        print(f"\nserving at {url} (Ctrl-C to stop)")
+    keep = args.keep_running if args.keep_running is not None else (sys.stdin.isatty() and sys.stdout.isatty())
+    if keep:
+        print(f"\nthe web interface is at {url}/ (Ctrl-C to stop)", flush=True)
         try:
             while True:
                 time.sleep(3600)

@@ -30,6 +30,7 @@ REQUIRE_FLAGS = {
     "MEDGRAPH_REQUIRE_DEPS": "the dev and ml-test extras: torch, transformers, igraph, openai, ...",
     "MEDGRAPH_REQUIRE_POSTGRES": "the PostgreSQL server of cluster/postgres (app state)",
     "MEDGRAPH_REQUIRE_REDIS": "the Redis server of cluster/redis (quotas, concurrency, cache)",
+    "MEDGRAPH_REQUIRE_BROWSER": "Debian's chromium, Playwright and the web interface's npm packages (make web)",
 }
 
 

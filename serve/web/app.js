@@ -123,6 +123,8 @@ async function openPassage(c) {
   fill(body, t("loading"));
   if (!dialog.open) dialog.showModal();
   try {
+    // a remembered conversation (chunk ID memory:<id>) is no stored passage: its quote is all there is
+    if (!/^[0-9a-f]{16}$/.test(c.chunk_id || "")) { fill(body, el("mark", {}, snippet)); return; }
     const chunk = await api(`/chunks/${encodeURIComponent(c.chunk_id)}`);
     const { parts, found } = highlight(chunk.text, snippet);
     fill(body, ...(found || !snippet ? parts : [el("mark", {}, snippet), "\n\n", chunk.text]));
@@ -282,7 +284,7 @@ const CATEGORY_COLOURS = { Disease: "#c0392b", Drug: "#1f77b4", Procedure: "#2e7
 
 function explorerView(params) {
   const name = el("input", { id: "entity-name", value: params.name || "", required: true, maxlength: 200 });
-  const lang = el("select", { id: "entity-lang" }, el("option", { value: "" }, t("explore.anyLang")),
+  const lang = el("select", { id: "entity-lang", "aria-label": t("language") }, el("option", { value: "" }, t("explore.anyLang")),
     ...LANGUAGES.map((l) => el("option", { value: l, selected: params.lang === l }, l)));
   const graph = el("div", { id: "graph", role: "img", "aria-label": t("explore.hint") });
   const card = el("div", { id: "entity-card" });
@@ -388,7 +390,7 @@ function showEntity(g, found) {
     el("h3", {}, t("explore.neighbours")),
     el("ul", { class: "list-buttons", id: "neighbour-list" }, ...neighbours.map((n) => el("li", {},
       el("button", { type: "button", "data-id": n.id, onclick: () => expand(g, n.id) }, g.nodes.get(n.id)?.name || n.id),
-      " ", el("button", { type: "button", class: "edge-button", "aria-label": `${t("explore.shared")}: ${found.name} – ${g.nodes.get(n.id)?.name}`,
+      " ", el("button", { type: "button", class: "edge-button", "aria-label": `${n.weight} ${t("explore.weight")}: ${found.name} – ${g.nodes.get(n.id)?.name}`,
                         onclick: () => showEdge(g, found.mesh_id, n.id) }, `${n.weight} ${t("explore.weight")}`)))));
 }
 
