@@ -347,7 +347,7 @@ function draw(g, focus) {
                                    "curve-style": "haystack" } },
       { selector: ":selected", style: { "line-color": "#0b5cad", "background-color": "#0b5cad", opacity: 1 } },
     ],
-    layout: { name: "cose", animate: false, randomize: true, numIter: 400, nodeRepulsion: () => 6000,
+    layout: { name: "cose", animate: false, randomize: true, numIter: 250, nodeRepulsion: () => 6000,
               idealEdgeLength: () => 60, fit: true, padding: 20 },
   });
   g.cy = cy;

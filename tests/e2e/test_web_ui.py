@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,17 @@ def _ask(page: Any, question: str) -> Any:
     return turn
 
 
+def _nodes_drawn(page: Any, at_least: int, timeout_s: float = 30.0) -> int:
+    """The graph's node count once it is drawn with at least ``at_least`` nodes (polled from Python:
+    the page's CSP forbids the string evaluation ``wait_for_function`` uses)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        n = int(page.get_attribute("#graph", "data-nodes") or 0)
+        if n >= at_least or time.monotonic() > deadline:
+            return n
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("lang", ["en", "de", "zh"])
 def test_a_question_in_each_language_streams_a_cited_answer(ui: Page, app: dict[str, Any], lang: str) -> None:
     page = ui.open("#/chat", app["user_key"], lang)
@@ -188,15 +200,14 @@ def test_explorer_finds_a_german_name_and_expands_a_neighbour(ui: Page, app: dic
     title.filter(has_text="D009203").wait_for()
     card = page.locator("#entity-card").inner_text()
     assert "Herzinfarkt" in card and "心肌梗死" in card and "Myocardial Infarction" in card
-    page.wait_for_function("document.getElementById('graph').dataset.nodes > 1")
-    drawn = int(page.get_attribute("#graph", "data-nodes"))
+    drawn = _nodes_drawn(page, at_least=2)
     # click a neighbour node on the canvas itself
     point = page.evaluate("""() => { const cy = window.medgraph.cy;
         const n = cy.nodes().filter(x => x.id() !== 'D009203')[0]; const p = n.renderedPosition();
         const box = cy.container().getBoundingClientRect(); return {id: n.id(), x: box.x + p.x, y: box.y + p.y}; }""")
     page.mouse.click(point["x"], point["y"])
     title.filter(has_text=point["id"]).wait_for()
-    page.wait_for_function(f"document.getElementById('graph').dataset.nodes >= {drawn}")
+    assert _nodes_drawn(page, at_least=drawn) >= drawn
     # an edge lists the passages that connect its two entities
     page.locator("#neighbour-list .edge-button").first.click()
     page.locator("#edge-title").wait_for()
