@@ -80,7 +80,8 @@ def app(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, browser: An
     admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
     r = httpx.post(f"{url}/admin/users", json={"user_id": "reader"}, headers=admin, timeout=30)
     assert r.status_code == 201, r.text
-    yield {"url": url, "admin_key": ADMIN_KEY, "user_key": r.json()["api_key"], "summary": summary}
+    yield {"url": url, "admin_key": ADMIN_KEY, "user_key": r.json()["api_key"], "summary": summary,
+           "graph_path": root / "graph.sqlite"}
     serve.shutdown()
 
 
@@ -170,9 +171,15 @@ def test_a_question_in_each_language_streams_a_cited_answer(ui: Page, app: dict[
     ui.shot(f"chat-{lang}")
 
 
-def test_a_follow_up_continues_the_conversation(ui: Page, app: dict[str, Any]) -> None:
+def test_a_follow_up_continues_the_conversation_and_progress_is_shown(ui: Page, app: dict[str, Any]) -> None:
+    # every text the status line shows while the agent works, recorded as it changes
+    ui.page.add_init_script("""window.statusSeen = []; new MutationObserver(() => {
+        for (const s of document.querySelectorAll('.turn .status')) if (s.textContent) window.statusSeen.push(s.textContent);
+    }).observe(document, {subtree: true, childList: true, characterData: true});""")
     page = ui.open("#/chat", app["user_key"])
     _ask(page, QUESTIONS["en"])
+    seen = set(page.evaluate("window.statusSeen"))
+    assert {"Recognising medical entities", "Searching passages"} <= seen, seen
     session = page.locator(".row .muted").inner_text()
     assert session.startswith("Conversation: ")
     second = _ask(page, "And which products should be used for it?")
@@ -246,11 +253,36 @@ def test_corpus_shows_the_last_build(ui: Page, app: dict[str, Any]) -> None:
     ui.shot("corpus")
 
 
+def test_a_running_build_updates_without_a_reload(ui: Page, app: dict[str, Any]) -> None:
+    from medgraph.stores.embedded import EmbeddedGraphStore
+
+    store = EmbeddedGraphStore(app["graph_path"])  # what a build job writes while it runs
+    try:
+        store.start_run("live-build", {"inputs": ["s3://bucket/pubmed/"], "files": 3})
+        store.report_progress("live-build", {"documents_done": 5, "chunks": 40, "elapsed_s": 2.0})
+        page = ui.open("#/corpus", app["user_key"])
+        row = page.locator("#runs tr.run", has_text="live-build")
+        row.filter(has_text="5 documents, 40 chunks").wait_for()
+        assert "running" in row.inner_text() and "s3://bucket/pubmed/" in row.inner_text()
+        store.report_progress("live-build", {"documents_done": 9, "chunks": 77, "elapsed_s": 4.0})
+        row.filter(has_text="9 documents, 77 chunks").wait_for(timeout=15_000)
+        store.finish_run("live-build", "succeeded", {"documents_written": 12, "chunks_written": 90, "failures": []})
+        row.filter(has_text="succeeded").wait_for(timeout=15_000)
+        assert "12 documents, 90 chunks" in row.inner_text()
+    finally:
+        store.close()
+
+
 def test_admin_issues_a_key_that_a_user_then_uses(ui: Page, app: dict[str, Any]) -> None:
     ui.allowed.append("403")
     page = ui.open("#/admin", app["admin_key"])
-    page.locator("#tiers tbody tr").first.wait_for()
-    assert page.locator("#tiers td.state").first.inner_text() != "—"
+    engine = page.locator("#tiers tbody tr").first
+    engine.wait_for()
+    engine.locator("button", has_text="Sleep").click()
+    engine.locator("td.state", has_text="asleep").wait_for()
+    engine.locator("button", has_text="Wake").click()
+    engine.locator("td.state", has_text="awake").wait_for()
+    assert int(engine.locator("td.num").nth(2).inner_text()) >= 1  # wakes
     page.fill("#new-user", "browser-user")
     page.click("text=Create user and key")
     key = page.locator("#new-key").inner_text()
