@@ -173,9 +173,11 @@ def test_a_question_in_each_language_streams_a_cited_answer(ui: Page, app: dict[
 
 def test_a_follow_up_continues_the_conversation_and_progress_is_shown(ui: Page, app: dict[str, Any]) -> None:
     # every text the status line shows while the agent works, recorded as it changes
-    ui.page.add_init_script("""window.statusSeen = []; new MutationObserver(() => {
-        for (const s of document.querySelectorAll('.turn .status')) if (s.textContent) window.statusSeen.push(s.textContent);
-    }).observe(document, {subtree: true, childList: true, characterData: true});""")
+    # (from the mutation records: several statuses set within one task are each a record)
+    ui.page.add_init_script("""window.statusSeen = []; new MutationObserver((records) => {
+        for (const r of records) if (r.target.classList?.contains('status'))
+            for (const n of r.addedNodes) if (n.nodeType === Node.TEXT_NODE) window.statusSeen.push(n.data);
+    }).observe(document, {subtree: true, childList: true});""")
     page = ui.open("#/chat", app["user_key"])
     _ask(page, QUESTIONS["en"])
     seen = set(page.evaluate("window.statusSeen"))
