@@ -44,16 +44,20 @@ class Asset:
 
 
 class Assets:
-    """The files under ``root`` (read on first request, then kept in memory)."""
+    """The files under ``root`` (read on first request, then kept in memory). Only files that
+    exist are kept, so requests for made-up names cannot grow the cache."""
 
     def __init__(self, root: Path = WEB_DIR) -> None:
         self.root = root.resolve()
-        self._cache: dict[str, Asset | None] = {}
+        self._cache: dict[str, Asset] = {}
 
     def get(self, name: str) -> Asset | None:
-        if name not in self._cache:
-            self._cache[name] = self._load(name)
-        return self._cache[name]
+        asset = self._cache.get(name)
+        if asset is None:
+            asset = self._load(name)
+            if asset is not None:
+                self._cache[name] = asset
+        return asset
 
     def _load(self, name: str) -> Asset | None:
         path = (self.root / name).resolve()

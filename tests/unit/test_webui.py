@@ -77,6 +77,14 @@ def test_the_shipped_page_loads_only_its_own_files() -> None:
     assert not any("innerHTML" in s for s in scripts)  # server text is always set as text
 
 
+def test_made_up_names_are_not_kept(tmp_path: Path) -> None:
+    (tmp_path / "app.js").write_text("export {};")
+    assets = Assets(tmp_path)
+    for i in range(100):
+        assert assets.get(f"missing-{i}.js") is None
+    assert assets.get("app.js") is not None and list(assets._cache) == ["app.js"]
+
+
 def test_gzip_round_trips_the_body() -> None:
     asset = Assets().get("app.js")
     assert asset is not None and gzip.decompress(asset.gzipped) == asset.body
