@@ -462,13 +462,12 @@ function corpusView() {
   const root = el("div", {}, el("h1", {}, t("corpus.title")));
   const body = el("div", { "aria-live": "polite" }, t("loading"));
   root.append(body);
+  clearTimeout(corpusTimer);  // a previous visit's poll, if any
   const load = async () => {
-    if (!root.isConnected && corpusTimer !== null) return;
     try {
       const data = await api("/corpus?limit=20");
       fill(body, ...corpusBody(data));
       const running = data.runs.some((r) => r.status === "running");
-      clearTimeout(corpusTimer);
       corpusTimer = running ? setTimeout(() => root.isConnected && load(), 2000) : null;
     } catch (err) {
       fill(body, errorBox(err));
