@@ -766,8 +766,7 @@ class Ingress:
         a = self.auth_cfg
         return {"stores": stores, "last_run": stores.get("last_run"), "tiers": await self.tier_stats(),
                 "usage": self.quota.usage(), "limits": {"per_user_daily": a.per_user_daily, "global_daily": a.global_daily},
-                "concurrency": {"active": self.gate.active, "queued": self.gate.queued,
-                                                            "max_concurrent": self.auth_cfg.max_concurrent}}
+                "concurrency": {"active": self.gate.active, "queued": self.gate.queued, "max_concurrent": a.max_concurrent}}
 
     @app.get("/admin/users", responses=_errors(403))
     async def admin_users(self, _: Admin) -> dict[str, Any]:
