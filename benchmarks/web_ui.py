@@ -29,7 +29,7 @@ import argparse
 import datetime as dt
 import json
 import os
-import statistics
+import re
 import sys
 import tempfile
 import time
@@ -41,15 +41,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {"n": len(values), "p50": pct(values, 0.5), "p95": pct(values, 0.95), "mean": round(statistics.mean(values), 1),
-            "min": round(min(values), 1), "max": round(max(values), 1)}
+from benchmarks.serve_stores import stats  # noqa: E402  (n, p50_ms, p95_ms, mean_ms, min_ms, max_ms)
 
 
 def questions(n: int) -> list[str]:
@@ -63,7 +55,7 @@ def ask_in_browser(page: Any, question: str) -> tuple[float, float]:
     page.fill("#question", question)
     t0 = time.perf_counter()
     page.keyboard.press("Enter")
-    turns.nth(n).locator(".disclaimer").filter(has_text=__import__("re").compile(r"\S")).wait_for()
+    turns.nth(n).locator(".disclaimer").filter(has_text=re.compile(r"\S")).wait_for()
     done_ms = 1000 * (time.perf_counter() - t0)
     first = page.evaluate("performance.getEntriesByName('medgraph:first-answer-text').map(e => e.duration)")
     return float(first[-1]) if first else float("nan"), done_ms
@@ -146,9 +138,10 @@ def main(argv: list[str] | None = None) -> int:
                 if i >= 2:  # the first two warm up
                     first_ms.append(f)
                     done_ms.append(d)
-            out["chat"] = {"questions": len(first_ms), "first_answer_text_ms": summary(first_ms),
-                           "answer_rendered_ms": summary(done_ms), "api_chat_ms": summary(api_ms[2:]),
-                           "ratio_first_text_to_api_answer": round(pct(first_ms, 0.5) / pct(api_ms[2:], 0.5), 3),
+            first, api = stats(first_ms), stats(api_ms[2:])
+            out["chat"] = {"questions": len(first_ms), "first_answer_text": first,
+                           "answer_rendered": stats(done_ms), "api_chat": api,
+                           "ratio_first_text_to_api_answer": round(first["p50_ms"] / api["p50_ms"], 3),
                            "goal_first_text_p50_ms": 400}
 
             drawn, nodes = [], []
@@ -159,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                 m = page.evaluate("performance.getEntriesByName('medgraph:graph-drawn').map(e => [e.duration, e.detail.nodes])")
                 drawn.append(m[-1][0])
                 nodes.append(m[-1][1])
-            out["graph"] = {"entity": hub, "nodes": nodes[-1], "drawn_ms": summary(drawn[1:]), "goal_ms": 1000}
+            out["graph"] = {"entity": hub, "nodes": nodes[-1], "drawn": stats(drawn[1:]), "goal_ms": 1000}
             browser.close()
     finally:
         serve.shutdown()
