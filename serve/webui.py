@@ -60,6 +60,12 @@ class Assets:
         return asset
 
     def _load(self, name: str) -> Asset | None:
+        try:
+            return self._read(name)
+        except (ValueError, OSError):  # a NUL in the name, a name too long for the file system
+            return None
+
+    def _read(self, name: str) -> Asset | None:
         path = (self.root / name).resolve()
         media_type = TYPES.get(path.suffix)
         # only known kinds of file, only inside the folder (no ../, no absolute paths, no dotfiles)

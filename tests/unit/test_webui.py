@@ -58,7 +58,8 @@ def test_every_response_carries_the_security_headers(site: tuple[TestClient, Pat
 
 
 @pytest.mark.parametrize("path", ["../outside.js", "..%2Foutside.js", "%2e%2e/outside.js", ".secret.js",
-                                  "notes.py", "missing.js", "vendor/../../outside.js", "vendor"])
+                                  "notes.py", "missing.js", "vendor/../../outside.js", "vendor",
+                                  "%00.js", "a%00b.js", "x" * 5000 + ".js"])
 def test_nothing_outside_the_folder_hidden_or_of_another_kind_is_served(site: tuple[TestClient, Path], path: str) -> None:
     client, _ = site
     r = client.get(f"/ui/{path}")
