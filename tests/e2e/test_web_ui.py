@@ -134,6 +134,21 @@ def _ask(page: Any, question: str) -> Any:
     return turn
 
 
+# The page position of the neighbour node (not ``focus``) farthest from every other node, among
+# those drawn inside both the graph's box and the browser window; null if there is none.
+PICK_NODE = """(focus) => { const cy = window.medgraph.cy; const box = cy.container().getBoundingClientRect();
+    const top = Math.max(box.top, 0) + 12, bottom = Math.min(box.bottom, window.innerHeight) - 12;
+    const left = Math.max(box.left, 0) + 12, right = Math.min(box.right, window.innerWidth) - 12;
+    const at = cy.nodes().map(n => ({id: n.id(), x: box.left + n.renderedPosition().x, y: box.top + n.renderedPosition().y}));
+    let best = null, bestGap = -1;
+    for (const a of at) {
+      if (a.id === focus || a.x < left || a.x > right || a.y < top || a.y > bottom) continue;
+      const gap = Math.min(...at.filter(b => b !== a).map(b => Math.hypot(a.x - b.x, a.y - b.y)));
+      if (gap > bestGap) { best = a; bestGap = gap; }
+    }
+    return best; }"""
+
+
 def _nodes_drawn(page: Any, at_least: int, timeout_s: float = 30.0) -> int:
     """The graph's node count once it is drawn with at least ``at_least`` nodes (polled from Python:
     the page's CSP forbids the string evaluation ``wait_for_function`` uses)."""
@@ -210,10 +225,12 @@ def test_explorer_finds_a_german_name_and_expands_a_neighbour(ui: Page, app: dic
     card = page.locator("#entity-card").inner_text()
     assert "Herzinfarkt" in card and "心肌梗死" in card and "Myocardial Infarction" in card
     drawn = _nodes_drawn(page, at_least=2)
-    # click a neighbour node on the canvas itself
-    point = page.evaluate("""() => { const cy = window.medgraph.cy;
-        const n = cy.nodes().filter(x => x.id() !== 'D009203')[0]; const p = n.renderedPosition();
-        const box = cy.container().getBoundingClientRect(); return {id: n.id(), x: box.x + p.x, y: box.y + p.y}; }""")
+    # click a neighbour node on the canvas itself: the layout is random, so pick a neighbour that
+    # lies inside the visible window and away from every other node (a click elsewhere would miss
+    # or hit another node)
+    page.locator("#graph").scroll_into_view_if_needed()
+    point = page.evaluate(PICK_NODE, "D009203")
+    assert point is not None, "no neighbour node is visible on its own on the canvas"
     page.mouse.click(point["x"], point["y"])
     title.filter(has_text=point["id"]).wait_for()
     assert _nodes_drawn(page, at_least=drawn) >= drawn
