@@ -2,7 +2,9 @@
 
 Runs only where vLLM and a CUDA GPU are present and ``MEDGRAPH_VLLM_TEST_MODEL`` names a small
 local instruct model directory; everywhere else (this project's CI: CPU only) it skips with the
-reason. The configuration it deploys is tested on CPU in tests/unit/test_vllm_config.py.
+reason. The configuration it deploys is tested on CPU in tests/unit/test_vllm_config.py, and the same
+gate code over real Serve handles, with an ``LLMServer``-shaped fake, in
+tests/integration/test_vllm_fake_serve.py. ``benchmarks/gpu/run.sh`` measures the tier on a GPU.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def test_vllm_tier_answers_sleeps_and_wakes():
 
     cfg = load_config(None, ["tiers.engines.gpu.kind=vllm", "tiers.engines.gpu.model_id=test",
                              f"tiers.engines.gpu.model_source={model}", "tiers.engines.gpu.max_model_len=2048",
-                             "tiers.engines.gpu.gpu_memory_utilization=0.5", "tiers.large=gpu"])
+                             "tiers.engines.gpu.gpu_memory_utilization=0.5", "tiers.small=gpu", "tiers.medium=gpu",
+                             "tiers.large=gpu"])
     engine = cfg.tiers.engines["gpu"]
     app = serve.deployment(TierService).options(**tier_options("gpu", engine, cfg.serve)).bind(
         cfg, "gpu", build_llm_server(engine, "gpu"))
@@ -56,5 +59,6 @@ def test_vllm_tier_answers_sleeps_and_wakes():
         again = handle.answer.remote(analysis.text, analysis, EVIDENCE).result(timeout_s=600)  # wakes on demand
         stats = handle.stats.remote().result()
         assert stats["wakes"] == 1 and stats["sleeps"] == 1 and again.model_used == "vllm:test"
+        assert stats["state"] == "awake" and stats["last_error"] == ""
     finally:
         serve.delete("vllm-tier-test")
