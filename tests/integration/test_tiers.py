@@ -213,7 +213,7 @@ def test_ready_metrics_and_admin_errors(app_url):
 
 
 def test_router_accuracy_on_the_labelled_questions(app_url):
-    """The offline router with the real NER + linking (the figures are in the README)."""
+    """The offline router with the real NER + linking (the figures are in docs/benchmarks.md)."""
     results = {}
     for name in ("labelled_questions", "heldout_questions"):
         rows = load_labelled(REPO / "tests" / "fixtures" / "router" / f"{name}.jsonl")
@@ -224,7 +224,7 @@ def test_router_accuracy_on_the_labelled_questions(app_url):
         results[name] = hits / len(rows)
     print(json.dumps({"router_tier_accuracy": results}))
     assert results["labelled_questions"] >= 0.9  # measured 0.968 (the rules were written against this set)
-    assert results["heldout_questions"] >= 0.65  # measured 0.733 (written after the rules; see README)
+    assert results["heldout_questions"] >= 0.65  # measured 0.733 (written after the rules; see docs/benchmarks.md)
 
 
 def test_dspy_router_on_the_gguf():
