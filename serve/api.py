@@ -61,6 +61,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from medgraph.agent.graph import AgentRequest
 from medgraph.config import MedGraphConfig
 from medgraph.config.llm import TIER_NAMES
+from medgraph.ingest.text import count_tokens
 from medgraph.route.types import RouteDecision
 from medgraph.stores.errors import StoreUnavailable
 from serve import calls
@@ -320,6 +321,19 @@ def _client_error(exc: BaseException) -> Exception | None:
     timeout), the 4xx for the caller's own fault, None for a bug (a 500)."""
     reason = unavailable_reason(exc)
     return ServiceUnavailable(reason) if reason is not None else _http_error(exc)
+
+
+def completion_usage(prompt: list[str], answer: str) -> dict[str, Any]:
+    """OpenAI ``usage`` of a completion, marked as an estimate.
+
+    The ingress holds no tokenizer of the model that answered (the extractive tier has none at
+    all), so the counts are pre-tokenizer units, ``count_tokens`` of the chunker: words, CJK
+    characters and punctuation marks; model tokenizers usually give more. The extension field
+    ``estimated: true`` says so, so a client never mistakes them for billed tokens.
+    """
+    n_prompt, n_answer = sum(count_tokens(text) for text in prompt), count_tokens(answer)
+    return {"prompt_tokens": n_prompt, "completion_tokens": n_answer, "total_tokens": n_prompt + n_answer,
+            "estimated": True}
 
 
 def _completion_extra(body: dict[str, Any]) -> dict[str, Any]:
@@ -608,12 +622,11 @@ class Ingress:
             opening = _sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})
             return await self._stream_response(request, render, opening=[opening])
         body = await self.ask(request)
-        n_q, n_a = len(question.split()), len(body["content"].split())
         return {
             "id": cid, "object": "chat.completion", "created": created, "model": req.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": body["content"]},
                          "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": n_q, "completion_tokens": n_a, "total_tokens": n_q + n_a},
+            "usage": completion_usage([m.content for m in req.messages], body["content"]),
             **_completion_extra(body),
         }
 

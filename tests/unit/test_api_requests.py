@@ -103,3 +103,13 @@ def test_the_body_limit_refuses_by_length_and_while_reading():
     assert client.post("/echo", content=chunks(), headers={"content-type": "application/json"}).status_code == 413
     bad = client.post("/echo", content=b"{}", headers={"content-type": "application/json", "content-length": "x"})
     assert bad.status_code == 400
+
+
+def test_completion_usage_counts_every_message_and_says_it_is_an_estimate():
+    from serve.api import completion_usage
+
+    usage = completion_usage(["You are helpful.", "Was ist Metformin?"], "Metformin senkt den Blutzucker [1].")
+    # words and punctuation marks, not whitespace-separated words: "Metformin?" is two units
+    assert usage == {"prompt_tokens": 4 + 4, "completion_tokens": 8, "total_tokens": 16, "estimated": True}
+    # Chinese has no spaces: each character counts, where a word count would give 1
+    assert completion_usage(["二甲双胍是什么？"], "")["prompt_tokens"] == 8
