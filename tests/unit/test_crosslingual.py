@@ -9,8 +9,6 @@ do not reach the document.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from medgraph.eval.retrieval import EvalIndex
@@ -19,7 +17,7 @@ from medgraph.retrieve.query import QueryAnalyzer
 from medgraph.retrieve.rerank import FeatureReranker
 from medgraph.retrieve.retriever import Retriever
 from medgraph.retrieve.translate import OntologyTranslator
-from tests.helpers import FIXTURES, index_tiny_corpus
+from tests.helpers import FIXTURES
 
 CORPUS = [
     {"doc_id": "mi", "title": "", "language": "en",
@@ -34,14 +32,13 @@ CORPUS = [
 QUESTIONS = {"de": "Welche Behandlung bekommen Patienten nach einem Herzinfarkt?", "zh": "心肌梗死后患者接受什么治疗？"}
 
 
+SOURCES = [{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
+           {"kind": "multilingual_terms", "path": "pkg:seed_terms.tsv"}]
+
+
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EvalIndex, object]]:
-    tmp = tmp_path_factory.mktemp("xling")
-    sources = [{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
-                          {"kind": "multilingual_terms", "path": "pkg:seed_terms.tsv"}]
-    idx, cfg = index_tiny_corpus(tmp, CORPUS, sources, [])
-    yield idx, cfg
-    idx.close()
+def index(tiny_index: tuple[EvalIndex, object]) -> tuple[EvalIndex, object]:
+    return tiny_index
 
 
 def _docs(idx: EvalIndex, cands: list) -> list[str]:

@@ -3,15 +3,13 @@ bridge entity) and weak single-entity evidence; search terms from the vocabulary
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from medgraph.eval.retrieval import EvalIndex
 from medgraph.literature.gaps import Gap, find_gaps, search_terms
 from medgraph.retrieve.query import QueryAnalyzer
 from medgraph.retrieve.types import Candidate, QueryAnalysis
-from tests.helpers import FIXTURES, index_tiny_corpus
+from tests.helpers import FIXTURES
 
 MI, METFORMIN, FEVER, HEART, ALL = "D009203", "D008687", "D005334", "D006321", "D054198"
 # myocardial infarction + metformin share a chunk; fever and metformin are bridged by heart; myocardial
@@ -28,10 +26,8 @@ SOURCES = [{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xm
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EvalIndex]:
-    idx, _ = index_tiny_corpus(tmp_path_factory.mktemp("gaps"), CORPUS, SOURCES)
-    yield idx
-    idx.close()
+def index(tiny_index: tuple[EvalIndex, object]) -> EvalIndex:
+    return tiny_index[0]
 
 
 def _analyze(idx: EvalIndex, question: str) -> QueryAnalysis:

@@ -4,7 +4,6 @@ is not overwritten, and RetrieverService.ingest closes an evidence gap end to en
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +36,8 @@ QUESTION = "How is precursor cell lymphoblastic leukemia-lymphoma treated in chi
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[tuple[EvalIndex, Any]]:
-    idx, cfg = index_tiny_corpus(tmp_path, CORPUS, SOURCES)
-    yield idx, cfg
-    idx.close()
+def index(fresh_tiny_index: tuple[EvalIndex, Any]) -> tuple[EvalIndex, Any]:
+    return fresh_tiny_index  # each test ingests into its own copy
 
 
 def _docs(idx: EvalIndex, cands: list[Any]) -> list[str]:

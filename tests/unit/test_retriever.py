@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from medgraph.eval.retrieval import EvalIndex
 from medgraph.retrieve.retriever import Retriever
 from medgraph.retrieve.types import QueryAnalysis
-from tests.helpers import FIXTURES, index_tiny_corpus
+from tests.helpers import FIXTURES
 
 # "warfarin" appears in one document only; its neighbours share "anticoagulant bleeding" with it,
 # so feedback from the warfarin document reaches them although they never say "warfarin".
@@ -25,14 +23,14 @@ CORPUS = [
 ]
 
 
+SOURCES = [{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
+           {"kind": "mesh_tree", "path": "pkg:mesh_tree_numbers.tsv.gz"}]
+INDEX_SETTINGS = ["retrieval.feedback.docs=1", "retrieval.feedback.terms=3", "retrieval.feedback.weight=0.5"]
+
+
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EvalIndex, object]]:
-    tmp = tmp_path_factory.mktemp("retriever")
-    sources = [{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
-                          {"kind": "mesh_tree", "path": "pkg:mesh_tree_numbers.tsv.gz"}]
-    idx, cfg = index_tiny_corpus(tmp, CORPUS, sources, ["retrieval.feedback.docs=1", "retrieval.feedback.terms=3", "retrieval.feedback.weight=0.5"])
-    yield idx, cfg
-    idx.close()
+def index(tiny_index: tuple[EvalIndex, object]) -> tuple[EvalIndex, object]:
+    return tiny_index
 
 
 def _docs(idx: EvalIndex, cands: list) -> list[str]:

@@ -7,8 +7,6 @@ document only through the dense path. English and Chinese questions are translat
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from medgraph.eval.retrieval import EvalIndex
@@ -17,7 +15,7 @@ from medgraph.retrieve.retriever import Retriever
 from medgraph.retrieve.translate import OntologyTranslator, english_spellings
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.schemas import Entity, Mention
-from tests.helpers import FIXTURES, index_tiny_corpus
+from tests.helpers import FIXTURES
 
 MI = Entity("D009203", "Myocardial Infarction", "disease", names={"en": ["Heart Attack", "Infarction, Myocardial"],
                                                        "de": ["Herzinfarkt"], "zh": ["心肌梗死"]})
@@ -95,13 +93,13 @@ CORPUS = [
 ]
 
 
+SOURCES = [{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
+           {"kind": "multilingual_terms", "path": "pkg:seed_terms.tsv"}]
+
+
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EvalIndex, object]]:
-    sources = [{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
-               {"kind": "multilingual_terms", "path": "pkg:seed_terms.tsv"}]
-    idx, cfg = index_tiny_corpus(tmp_path_factory.mktemp("respell"), CORPUS, sources, [])
-    yield idx, cfg
-    idx.close()
+def index(tiny_index: tuple[EvalIndex, object]) -> tuple[EvalIndex, object]:
+    return tiny_index
 
 
 def test_unlinked_german_question_reaches_english_evidence_by_spelling(index: tuple[EvalIndex, object]) -> None:
