@@ -22,7 +22,6 @@ is recorded in the graph store (``runs``, ``info.job = build_communities``).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import pickle
 import sys
@@ -32,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from jobs.cli import finish, job_parser, start_logging
 from medgraph.community.build import (
     cooccurrence,
     detect,
@@ -154,28 +154,24 @@ def build_communities(cfg: MedGraphConfig, full: bool = False, run_id: str | Non
         vectors.close()
 
 
+def summary_text(summary: dict[str, Any]) -> str:
+    return (f"run {summary['run_id']}: {summary['status']} in {summary['seconds']} s; "
+            f"{summary.get('communities', 0)} communities ({summary.get('summarised', 0)} summarised, "
+            f"{summary.get('reused', 0)} reused, {summary.get('removed', 0)} removed), "
+            f"{len(summary['failures'])} failures")
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m jobs.build_communities", description=__doc__.split("\n")[0])
-    ap.add_argument("--config", default="configs/local.yaml")
-    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
+    ap = job_parser("jobs.build_communities", __doc__)
     ap.add_argument("--full", action="store_true", help="re-summarise every community")
-    ap.add_argument("--run-id")
-    ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     return ap.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    start_logging()
     summary = build_communities(load_config(args.config, args.overrides), args.full, args.run_id)
-    if args.json:
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
-    else:
-        print(f"run {summary['run_id']}: {summary['status']} in {summary['seconds']} s; "
-              f"{summary.get('communities', 0)} communities ({summary.get('summarised', 0)} summarised, "
-              f"{summary.get('reused', 0)} reused, {summary.get('removed', 0)} removed), "
-              f"{len(summary['failures'])} failures")
-    return 0 if summary["status"] in ("succeeded", "up_to_date") else 1
+    return finish(summary, args, summary_text, ok=("succeeded", "up_to_date"))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from jobs.cli import finish, job_parser, start_logging
 from medgraph.config import MedGraphConfig, load_config
 from medgraph.config.models import StageResources
 from medgraph.index.writer import CorpusWriter, WriteStats
@@ -225,38 +226,31 @@ def _summary(run_id: str, started: float, files: list[Path], progress: Progress,
     }
 
 
-def print_summary(summary: dict[str, Any]) -> None:
+def summary_text(summary: dict[str, Any]) -> str:
     store = summary["store"]
-    print(f"run {summary['run_id']}: {summary['status']} in {summary['seconds']} s")
-    print(f"  this run: {summary['documents_written']} documents, {summary['chunks_written']} chunks, "
-          f"{summary['mentions_written']} mentions written; {summary['documents_skipped']} documents unchanged")
-    print(f"  store:    {store['documents']} documents, {store['chunks']} chunks, "
-          f"{store['mentions']} mentions, {store['entities']} entities, {store['vectors']} vectors")
-    print(f"  failures: {len(summary['failures'])}")
-    for f in summary["failures"]:
-        print(f"    {f['source']} [{f['stage']}]: {f['reason']}")
+    lines = [
+        f"run {summary['run_id']}: {summary['status']} in {summary['seconds']} s",
+        f"  this run: {summary['documents_written']} documents, {summary['chunks_written']} chunks, "
+        f"{summary['mentions_written']} mentions written; {summary['documents_skipped']} documents unchanged",
+        f"  store:    {store['documents']} documents, {store['chunks']} chunks, "
+        f"{store['mentions']} mentions, {store['entities']} entities, {store['vectors']} vectors",
+        f"  failures: {len(summary['failures'])}",
+    ]
+    lines += [f"    {f['source']} [{f['stage']}]: {f['reason']}" for f in summary["failures"]]
+    return "\n".join(lines)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m jobs.build_corpus", description=__doc__.split("\n")[0])
-    ap.add_argument("--config", default="configs/local.yaml")
-    ap.add_argument("--input", nargs="+", required=True, help="files or directories")
-    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
-    ap.add_argument("--run-id")
-    ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ap = job_parser("jobs.build_corpus", __doc__)
+    ap.add_argument("--input", nargs="+", required=True, help="files, directories, globs or s3:// gs:// URIs")
     return ap.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    cfg = load_config(args.config, args.overrides)
-    summary = build_corpus(cfg, args.input, args.run_id)
-    if args.json:
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
-    else:
-        print_summary(summary)
-    return 0 if summary["status"] == "succeeded" else 1
+    start_logging()
+    summary = build_corpus(load_config(args.config, args.overrides), args.input, args.run_id)
+    return finish(summary, args, summary_text)
 
 
 if __name__ == "__main__":

@@ -6,23 +6,20 @@ left with no mention.
 
 from __future__ import annotations
 
-import argparse
 import json
-import logging
 import sys
 
+from jobs.cli import job_parser, start_logging
 from medgraph.config import load_config
 from medgraph.index.writer import CorpusWriter
 from medgraph.stores import make_graph_store, make_vector_store
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m jobs.delete_documents", description=__doc__.split("\n")[0])
+    ap = job_parser("jobs.delete_documents", __doc__, with_run=False)
     ap.add_argument("doc_ids", nargs="+")
-    ap.add_argument("--config", default="configs/local.yaml")
-    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    start_logging("%(levelname)s %(name)s: %(message)s")
     cfg = load_config(args.config, args.overrides)
     graph = make_graph_store(cfg.stores.graph)
     vectors = make_vector_store(cfg.stores.vector)

@@ -73,14 +73,28 @@ def test_every_link_resolves(doc: Path) -> None:
     assert not broken, f"{doc.name}: links to nothing: {broken}"
 
 
+OURS = ("medgraph", "jobs", "serve", "benchmarks")
+
+
+def _with_imports(source: str) -> str:
+    """A module's source followed by the sources of this repository's modules it imports (where
+    shared options such as the jobs' ``--config`` are defined)."""
+    parts = [source]
+    for name in re.findall(rf"(?m)^\s*(?:from|import)\s+((?:{'|'.join(OURS)})(?:\.\w+)*)", source):
+        path = REPO / Path(*name.split("."))
+        if path.with_suffix(".py").is_file():
+            parts.append(path.with_suffix(".py").read_text())
+    return "\n".join(parts)
+
+
 def _module_source(module: str) -> tuple[bool, str]:
     """(is it ours, its source text) for a module name; raises LookupError if it does not exist."""
     path = REPO / Path(*module.split("."))
     if path.with_suffix(".py").is_file():
-        return True, path.with_suffix(".py").read_text()
+        return True, _with_imports(path.with_suffix(".py").read_text())
     if (path / "__main__.py").is_file():
-        return True, "\n".join(p.read_text() for p in sorted(path.glob("*.py")))
-    if path.is_dir() or module.split(".")[0] in {"medgraph", "jobs", "serve", "benchmarks", "tests"}:
+        return True, _with_imports("\n".join(p.read_text() for p in sorted(path.glob("*.py"))))
+    if path.is_dir() or module.split(".")[0] in {*OURS, "tests"}:
         raise LookupError(module)
     if importlib.util.find_spec(module.split(".")[0]) is None:
         raise LookupError(module)
@@ -104,7 +118,7 @@ def test_every_command_exists_with_its_flags(doc: Path) -> None:
             if not script.is_file():
                 problems.append(f"no script {target}")
                 continue
-            ours, source = True, script.read_text()
+            ours, source = True, _with_imports(script.read_text())
         if ours:
             problems += [f"{target}: {flag} is not defined" for flag in FLAG.findall(rest) if flag not in source]
     assert not problems, f"{doc.name}: {problems}"
