@@ -7,7 +7,7 @@ Setup: a corpus of the first ``--corpus-docs`` PubMedQA abstracts is indexed in 
 configured stages (``medgraph.eval.retrieval.open_index``: chunk, NER + linking, embed, write;
 cached under ``$MEDGRAPH_HOME/eval-cache``). The literature is real PubMed records too: BC5CDR
 abstracts (none of them in the corpus), served by the local E-utilities server of
-``tests/eutils_server.py``. Each round takes one BC5CDR article: its title is the question, the
+``medgraph/testing/eutils.py``. Each round takes one BC5CDR article: its title is the question, the
 question's entities' English MeSH names (``search_terms``) are the search terms, and
 ``--abstracts`` matching records are the literature of the round.
 
@@ -46,7 +46,7 @@ from medgraph.literature.pubmed import PubMedSource  # noqa: E402
 from medgraph.retrieve.query import QueryAnalyzer  # noqa: E402
 from medgraph.retrieve.retriever import Retriever  # noqa: E402
 from medgraph.retrieve.types import QueryAnalysis  # noqa: E402
-from tests.eutils_server import EUtilsServer, load_bc5cdr  # noqa: E402
+from medgraph.testing.eutils import EUtilsServer, load_bc5cdr  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data"
 

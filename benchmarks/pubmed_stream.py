@@ -3,7 +3,7 @@
     python benchmarks/pubmed_stream.py [--shared ../shared/data] [--sizes 1000 10000]
 
 Builds PubMed baseline-format files (``PubmedArticleSet``, gzipped, as NCBI publishes them) of
-each size from real records (BC5CDR and PubMedQA abstracts, ``tests/eutils_server.py``; repeated
+each size from real records (BC5CDR and PubMedQA abstracts, ``medgraph/testing/eutils.py``; repeated
 with new PMIDs to reach the size), then loads each one in a fresh subprocess:
 
 - ``stream``: ``load_shard`` over the file (the corpus job's path), documents dropped as they come;
@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 
 def build(path: Path, n: int, shared: Path) -> int:
     """A gzipped baseline file of ``n`` articles (real records, PMIDs renumbered); returns the XML size."""
-    from tests.eutils_server import article_xml, shared_articles
+    from medgraph.testing.eutils import article_xml, shared_articles
 
     articles = shared_articles(shared)
     size = 0

@@ -102,7 +102,7 @@ def _redis(url: str | None, tmp: Path) -> tuple[str, Path | None]:
     if url:
         return url, None
     run_dir = tmp / "redis"
-    from tests.helpers import free_port
+    from medgraph.testing.net import free_port
 
     env = {**os.environ, "REDIS_PORT": str(free_port())}
     subprocess.run(["bash", str(REPO / "cluster/redis/redis-dev.sh"), "start", str(run_dir)], env=env, check=True,

@@ -149,7 +149,7 @@ def main() -> int:
     gguf.sleep()
     try:
         sys.path.insert(0, str(REPO))
-        from tests.fake_openai import FakeOpenAIServer
+        from medgraph.testing.openai_server import FakeOpenAIServer
 
         with FakeOpenAIServer() as server:
             import os

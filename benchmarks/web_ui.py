@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from medgraph.config import load_config
     from medgraph.stores import make_graph_store
+    from medgraph.testing.net import free_port
     from serve.demo import start
-    from tests.helpers import free_port
 
     load_before = os.getloadavg()
     tmp = tempfile.mkdtemp(prefix="web-bench-")

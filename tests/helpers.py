@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import socket
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
@@ -69,13 +68,6 @@ def require_disposable_neo4j(uri: str) -> None:
     if not marked:
         unavailable(f"the Neo4j at {uri} is not a disposable dev server (no :MedGraphDisposable node; "
                     "cluster/neo4j/neo4j-dev.sh adds it): the tests will not delete its data", "MEDGRAPH_REQUIRE_NEO4J")
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def store_counts(cfg: Any) -> dict[str, int]:

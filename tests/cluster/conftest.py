@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import free_port, require_disposable_neo4j, unavailable
+from medgraph.testing.net import free_port
+from tests.helpers import require_disposable_neo4j, unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 NEO4J_URI = f"bolt://{os.environ.get('NEO4J_DEV_HOST', '127.0.0.1')}:{os.environ.get('NEO4J_DEV_PORT', '7687')}"

@@ -32,7 +32,7 @@ from schemathesis.specs.openapi.checks import status_code_conformance
 
 from jobs.build_corpus import build_corpus
 from medgraph.config import load_config
-from tests.helpers import free_port
+from medgraph.testing.net import free_port
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]

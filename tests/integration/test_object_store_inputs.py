@@ -19,8 +19,8 @@ from moto.server import ThreadedMotoServer
 from medgraph.ingest.loaders import Shard, expand_inputs, file_doc_id, load_shard, plan_shards
 from medgraph.ingest.storage import StorageError, list_files, local_copy, open_binary
 from medgraph.schemas import Document, Failure
-from tests.eutils_server import article_xml, load_pubmedqa
-from tests.helpers import free_port
+from medgraph.testing.eutils import article_xml, load_pubmedqa
+from medgraph.testing.net import free_port
 
 BUCKET = "medgraph-corpus"
 CDC = "cdc_guide_infection_prevention_outpatient_2016.pdf"

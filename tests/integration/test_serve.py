@@ -18,7 +18,8 @@ import pytest
 
 from jobs.build_corpus import build_corpus
 from medgraph.config import load_config
-from tests.helpers import free_port, require_module
+from medgraph.testing.net import free_port
+from tests.helpers import require_module
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]

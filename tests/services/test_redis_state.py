@@ -36,7 +36,8 @@ from medgraph.retrieve.analysis_cache import (
 )
 from medgraph.retrieve.query import QueryAnalyzer
 from medgraph.schemas import Mention
-from tests.helpers import REPO, free_port, require_module, unavailable
+from medgraph.testing.net import free_port
+from tests.helpers import REPO, require_module, unavailable
 
 SCRIPT = REPO / "cluster" / "redis" / "redis-dev.sh"
 

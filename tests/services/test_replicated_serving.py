@@ -35,7 +35,8 @@ import httpx
 import pytest
 
 from medgraph.config import load_config
-from tests.helpers import free_port, require_disposable_neo4j, require_module, unavailable
+from medgraph.testing.net import free_port
+from tests.helpers import require_disposable_neo4j, require_module, unavailable
 from tests.integration.test_agent_http import CORPUS
 
 pytestmark = pytest.mark.integration

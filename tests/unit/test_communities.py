@@ -225,7 +225,7 @@ def test_model_tier_summariser_runs_the_dspy_program_on_a_configured_engine(monk
     require_module("litellm", "MEDGRAPH_REQUIRE_LLM", "litellm not installed (extra 'llm')")
     from medgraph.community.build import make_summariser
     from medgraph.config import load_config
-    from tests.fake_openai import FakeOpenAIServer
+    from medgraph.testing.openai_server import FakeOpenAIServer
     from tests.helpers import REPO
 
     def reply(messages: list[dict[str, str]]) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from medgraph.literature.base import SourceError
 from medgraph.literature.pubmed import PubMedSource, RateLimiter, build_query, parse_esearch, parse_pubmed_xml
-from tests.eutils_server import EUtilsServer, shared_articles
+from medgraph.testing.eutils import EUtilsServer, shared_articles
 
 LITHIUM_PMID = "6794356"  # BC5CDR: "Tricuspid valve regurgitation and lithium carbonate toxicity in a newborn infant."
 LACE_PMID = "21645374"  # PubMedQA: labelled abstract (BACKGROUND, RESULTS), 2011

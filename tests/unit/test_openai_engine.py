@@ -1,6 +1,6 @@
 """The ``openai`` engine kind through litellm against a local OpenAI-compatible server.
 
-The server (tests/fake_openai.py) is a test double for a remote provider speaking the real wire
+The server (medgraph/testing/openai_server.py) is a test double for a remote provider speaking the real wire
 format on 127.0.0.1; the engine, litellm, streaming, citation grounding and the key handling are
 the production code.
 """
@@ -16,7 +16,7 @@ from medgraph.config.models import AnswerConfig
 from medgraph.generate.engines import make_engine
 from medgraph.llm.base import ChatParams, ModelAsleep, ModelUnavailable
 from medgraph.retrieve.types import QueryAnalysis
-from tests.fake_openai import FakeOpenAIServer
+from medgraph.testing.openai_server import FakeOpenAIServer
 from tests.helpers import require_module
 from tests.unit.test_grounded_generation import EVIDENCE
 

@@ -18,7 +18,7 @@ import pytest
 
 from medgraph.ingest.loaders import expand_inputs, load_shard, plan_shards
 from medgraph.schemas import Document, Failure
-from tests.eutils_server import load_bc5cdr
+from medgraph.testing.eutils import load_bc5cdr
 
 HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, '
         '1st January 2025//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n<PubmedArticleSet>\n')
