@@ -37,8 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from medgraph.agent.guard import HAZARDS, RuleGuard, fold, personal_data  # noqa: E402
+from medgraph.eval.guard_cases import CASES, medical_questions  # noqa: E402
 from medgraph.generate.base import DISCLAIMERS  # noqa: E402
-from tests.unit.test_guard import CASES, medical_questions  # noqa: E402
 
 # the naive baseline: a topic keyword list per language (blocks by topic, not by intent)
 KEYWORDS = re.compile(
