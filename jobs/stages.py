@@ -199,7 +199,12 @@ def _fail_rows(batch: Batch, rows: list[int], items: list[IndexedChunk], failure
 
 
 class Extract:
-    """Normalise units, then NER + MeSH linking on each chunk (``medgraph.index.pipeline.extract_mentions``)."""
+    """Normalise units, then NER + MeSH linking on each chunk (``medgraph.index.pipeline.extract_mentions``).
+
+    The whole batch goes to ``EntityExtractor.extract_many`` in one call, so with ``ner.kind: cascade``
+    the GLiNER and token-classification passes run batched on the actor's device (the pool's
+    ``num_gpus``: ``pipeline.extract`` in the config; ``ner.device: cuda``).
+    """
 
     def __init__(self, vocab_path: str, ner: NerConfig, linking: LinkingConfig, normalise_text: bool) -> None:
         from medgraph.link import EntityExtractor

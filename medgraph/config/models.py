@@ -151,14 +151,76 @@ class NormaliseConfig(_Model):
     enabled: bool = True
 
 
+# GLiNER prompt label -> the graph categories (medgraph/ontology/categories.py) a span of that label
+# may be linked to. Gene products are MeSH chemicals (D12.776), hence Drug next to Gene.
+DEFAULT_GLINER_LABELS: dict[str, tuple[str, ...]] = {
+    "disease": ("Disease",),
+    "symptom": ("Symptom", "Disease"),
+    "drug": ("Drug",),
+    "chemical": ("Drug",),
+    "gene or protein": ("Gene", "Drug"),
+    "anatomical structure": ("Anatomy",),
+    "medical procedure": ("Procedure",),
+    "organism": ("LivingBeing",),
+}
+# Entity types of token-classification models (the part of a B-/I-/E-/S- tag after the dash, or a
+# bare IO tag; case-folded) -> categories: BC5CDR/NCBI (Disease, Chemical), JNLPBA/BC2GM (protein,
+# DNA, RNA, gene), CMeEE-style codes (dis, sym, dru, pro, bod, mic). A type not listed is dropped.
+DEFAULT_TOKEN_LABELS: dict[str, tuple[str, ...]] = {
+    "disease": ("Disease",), "dis": ("Disease",), "problem": ("Disease", "Symptom"),
+    "symptom": ("Symptom", "Disease"), "sym": ("Symptom", "Disease"),
+    "chemical": ("Drug",), "drug": ("Drug",), "dru": ("Drug",),
+    "gene": ("Gene", "Drug"), "protein": ("Drug", "Gene"), "dna": ("Gene", "Drug"), "rna": ("Gene", "Drug"),
+    "anatomy": ("Anatomy",), "bod": ("Anatomy",),
+    "procedure": ("Procedure",), "pro": ("Procedure",), "treatment": ("Procedure", "Drug"),
+    "species": ("LivingBeing",), "organism": ("LivingBeing",), "mic": ("LivingBeing",),
+}
+
+
 class NerConfig(_Model):
-    kind: Literal["gazetteer"] = "gazetteer"
+    """``gazetteer``: the offline MeSH dictionary matcher. ``cascade``: the gazetteer plus GLiNER and
+    per-language token-classification models from local directories, merged with the gazetteer's
+    mentions by ``medgraph.extract.cascade`` (merge rules there and in docs/corpus-build.md)."""
+
+    kind: Literal["gazetteer", "cascade"] = "gazetteer"
     min_term_chars: int = 3
     min_term_chars_zh: int = 2
     plural_variants: bool = True  # also match the plural/singular of each term's last word
     # second stage: German / Chinese spans the gazetteer cannot see, kept when the linker's compose
     # step links them (medgraph/link/extractor.py)
     compose_candidates: bool = True
+    # --- cascade (kind: cascade): local model directories, nothing is downloaded ----------------
+    gliner_model_path: str | None = None  # a GLiNER directory (gliner_config.json, weights, tokenizer)
+    gliner_labels: dict[str, tuple[str, ...]] = Field(default_factory=lambda: dict(DEFAULT_GLINER_LABELS))
+    gliner_threshold: float = Field(default=0.5, gt=0.0, le=1.0)
+    # GLiNER splits words on whitespace: a Chinese run is one "word", so zh is left to the token model
+    gliner_languages: tuple[str, ...] = ("en", "de")
+    token_model_paths: dict[Literal["en", "de", "zh"], str] = Field(default_factory=dict)
+    token_labels: dict[str, tuple[str, ...]] = Field(default_factory=lambda: dict(DEFAULT_TOKEN_LABELS))
+    token_threshold: float = Field(default=0.5, gt=0.0, le=1.0)
+    # a model span is kept only when the linker links it at this score or more: 0.7 is the TF-IDF
+    # threshold and leaves out the head-word fallback (0.6), which the gazetteer already covers
+    model_link_min_score: float = Field(default=0.7, gt=0.0, le=1.0)
+    batch_size: int = Field(default=16, ge=1)  # texts per forward pass
+    max_length: int = Field(default=256, ge=16)  # model tokens per window (longer chunks: strided windows)
+    device: str = "cpu"
+
+    @field_validator("gliner_labels", "token_labels")
+    @classmethod
+    def _known_categories(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        from medgraph.ontology.categories import ALL_CATEGORIES
+
+        for label, cats in value.items():
+            unknown = sorted(set(cats) - set(ALL_CATEGORIES))
+            if unknown or not cats:
+                raise ValueError(f"label {label!r} maps to {unknown or 'no category'}; one of {ALL_CATEGORIES}")
+        return value
+
+    @model_validator(mode="after")
+    def _cascade_needs_a_model(self) -> NerConfig:
+        if self.kind == "cascade" and not (self.gliner_model_path or self.token_model_paths):
+            raise ValueError("ner.kind 'cascade' needs ner.gliner_model_path or ner.token_model_paths (local directories)")
+        return self
 
 
 class LinkingConfig(_Model):

@@ -121,7 +121,11 @@ def extract_mentions(
 
     def step(batch: list[IndexedChunk]) -> None:
         texts = [normalise_units(it.chunk.text) if normalise_text else it.chunk.text for it in batch]
-        mentions = [extractor.extract(text, it.chunk.language) for text, it in zip(texts, batch, strict=True)]
+        languages = [it.chunk.language for it in batch]
+        if hasattr(extractor, "extract_many"):  # one call per batch: the NER model tier batches its passes
+            mentions = extractor.extract_many(texts, languages)
+        else:
+            mentions = [extractor.extract(text, lang) for text, lang in zip(texts, languages, strict=True)]
         for it, text, found in zip(batch, texts, mentions, strict=True):  # all or nothing per batch
             it.chunk.text, it.mentions = text, found
 

@@ -15,12 +15,18 @@ precise): German words of at least ``MIN_DE_CANDIDATE`` letters that no mention 
 which then replaces the noun's own mention); Chinese runs of two or three adjacent pieces, each a
 gazetteer mention or a word-formation morpheme (``甲状腺`` + ``恶性肿瘤`` → Thyroid Neoplasms,
 replacing the piece mentions).
+
+Model tier (``ner.kind: cascade``): after the two dictionary stages, GLiNER and the per-language
+token-classification model run over the whole batch (``extract_many``; ``extract`` is a batch of
+one) and their spans are merged in by ``medgraph.extract.cascade`` (kept only when the linker links
+them to a descriptor of an agreeing category); abbreviation definitions are applied last.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from medgraph.config.models import LinkingConfig, NerConfig
 from medgraph.extract.ner import GazetteerNER
@@ -31,6 +37,9 @@ from medgraph.link.linker import Linker, LinkResult
 from medgraph.link.variants import DE_FUNCTION_WORDS
 from medgraph.ontology.vocabulary import Vocabulary
 from medgraph.schemas import Mention
+
+if TYPE_CHECKING:
+    from medgraph.extract.cascade import CascadeNER
 
 _DICTIONARY_METHODS = frozenset({"exact", "normalised"})
 MIN_DE_CANDIDATE = 8  # shorter German words are rarely compounds
@@ -51,6 +60,11 @@ class EntityExtractor:
         self.vocab = vocab
         self.ner = GazetteerNER(vocab, ner_cfg)
         self.linker = Linker(vocab, link_cfg)
+        self.cascade: CascadeNER | None = None
+        if self.ner.cfg.kind == "cascade":
+            from medgraph.extract.cascade import CascadeNER  # the model passes load here (torch, gliner)
+
+            self.cascade = CascadeNER(self.ner.cfg)
 
     @staticmethod
     def _short_form_spans(text: str, short: str) -> list[tuple[int, int]]:
@@ -155,11 +169,15 @@ class EntityExtractor:
         kept = [m for m in mentions if not any(_overlaps(m, f.start, f.end) for f in found)]
         return sorted(kept + found, key=lambda m: (m.start, m.end))
 
-    def extract(self, text: str, language: str = "en", context: str | None = None) -> list[Mention]:
-        """Linked mentions in ``text`` (offsets into ``text``)."""
+    def _dictionary(self, text: str, language: str) -> list[Mention]:
+        """Gazetteer mentions, then the compose candidates (second stage)."""
         mentions = self.ner.find(text, language)
         if self.ner.cfg.compose_candidates and self.linker.cfg.compose:
             mentions = self._second_stage(text, mentions, language)
+        return mentions
+
+    def _abbreviations(self, text: str, mentions: list[Mention], language: str, context: str | None) -> list[Mention]:
+        """Every ``long form (SF)`` definition relabels the occurrences of ``SF`` (module docstring)."""
         if not self.linker.cfg.abbreviations or "(" not in (context or text):
             return mentions
         local = context is None or context == text
@@ -172,6 +190,17 @@ class EntityExtractor:
             mentions = self._apply(text, mentions, abbr, res, local)
         return sorted(mentions, key=lambda m: (m.start, m.end))
 
-    def extract_many(self, texts: Sequence[str], languages: Sequence[str]) -> list[list[Mention]]:
-        """``extract`` over a batch of chunks (one language per chunk)."""
-        return [self.extract(t, lang) for t, lang in zip(texts, languages, strict=True)]
+    def extract(self, text: str, language: str = "en", context: str | None = None) -> list[Mention]:
+        """Linked mentions in ``text`` (offsets into ``text``)."""
+        return self.extract_many([text], [language], [context])[0]
+
+    def extract_many(
+        self, texts: Sequence[str], languages: Sequence[str], contexts: Sequence[str | None] | None = None
+    ) -> list[list[Mention]]:
+        """``extract`` over a batch of chunks (one language per chunk): the model passes of the
+        cascade run once over the whole batch."""
+        ctx = list(contexts) if contexts is not None else [None] * len(texts)
+        found = [self._dictionary(t, lang) for t, lang in zip(texts, languages, strict=True)]
+        if self.cascade is not None:
+            found = self.cascade.merge_many(texts, languages, found, self.linker)
+        return [self._abbreviations(t, m, lang, c) for t, m, lang, c in zip(texts, found, languages, ctx, strict=True)]
