@@ -4,7 +4,7 @@ Input: two graphs. ``demo``: the entity–chunk graph of an embedded store (``--
 ``.medgraph/graph.sqlite``, the ``make demo`` corpus; copied first, never written); ``synthetic``:
 the seeded random bipartite graph of ``benchmarks/graph_store.py`` (``--mentions``, default
 100,000: ~3.3 entities per chunk, Zipf entity popularity). Each becomes its co-occurrence graph
-(``medgraph.community.cooccurrence``).
+(``medgraph.graph.cooccurrence``).
 
 Output: JSON on stdout. Per graph: nodes and edges; the co-occurrence build time; hierarchical
 Leiden (graspologic-native, ``configs/local.yaml`` ``communities:``, seeded) time, level-0
@@ -36,11 +36,11 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.graph_store import synthetic_stream, write  # noqa: E402
 from medgraph.community.build import detect, plan, summary_inputs  # noqa: E402
-from medgraph.community.cooccurrence import CooccurrenceGraph, build_cooccurrence, modularity  # noqa: E402
-from medgraph.community.leiden import adjusted_rand_index, partition  # noqa: E402
 from medgraph.community.summarise import ExtractiveSummariser  # noqa: E402
 from medgraph.config import load_config  # noqa: E402
 from medgraph.config.models import CommunitiesConfig, Neo4jGraphStoreConfig  # noqa: E402
+from medgraph.graph.cooccurrence import CooccurrenceGraph, build_cooccurrence, modularity  # noqa: E402
+from medgraph.graph.leiden import adjusted_rand_index, partition  # noqa: E402
 from medgraph.stores.embedded import EmbeddedGraphStore  # noqa: E402
 
 

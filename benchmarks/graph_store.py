@@ -37,10 +37,11 @@ from typing import Any
 import numpy as np
 
 from medgraph.config.models import EmbeddedGraphStoreConfig, Neo4jGraphStoreConfig
-from medgraph.retrieve.ppr import PPRIndex
+from medgraph.graph.ppr import PPRIndex
 from medgraph.schemas import Chunk, Entity, Mention
-from medgraph.stores import neo4j_store
-from medgraph.stores.graph import DocumentRecord, make_graph_store
+from medgraph.stores import neo4j_cypher
+from medgraph.stores.factory import make_graph_store
+from medgraph.stores.graph import DocumentRecord
 
 REPO = Path(__file__).resolve().parents[1]
 DAMPING, TOP = 0.5, 10
@@ -180,12 +181,12 @@ def gds_subgraph(store: Any) -> Callable[[dict[str, float]], list[str]]:
     """The alternative strategy: project the seeds' 2-hop subgraph per query, run PPR, drop it."""
     def run(seeds: dict[str, float]) -> list[str]:
         name = f"medgraph_sub_{uuid.uuid4().hex[:12]}"
-        store._read(_SUBGRAPH, graph=name, seeds=list(seeds))
+        store.read(_SUBGRAPH, graph=name, seeds=list(seeds))
         try:
-            rows = store._read(neo4j_store._PPR_UNIFORM, graph=name, seeds=[{"id": k, "w": w} for k, w in seeds.items()],
+            rows = store.read(neo4j_cypher.PPR_UNIFORM, graph=name, seeds=[{"id": k, "w": w} for k, w in seeds.items()],
                                damping=DAMPING, top_k=TOP, tolerance=1e-7, iterations=24, concurrency=1)
         finally:
-            store._read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name)
+            store.read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name)
         return [r["chunk_id"] for r in rows]
 
     return run
@@ -221,7 +222,7 @@ def bench_ppr(embedded: Any, neo: Any, args: argparse.Namespace) -> dict[str, An
     queries = draw_queries(index, args.queries)
     exact = [dict(zip(index.chunk_ids, index.exact(q, DAMPING, tol=1e-12).tolist(), strict=True)) for q in queries]
     start = time.perf_counter()
-    neo._projected_graph(force=True)
+    neo.projection(force=True)
     out["gds_named_projection_ms"] = round((time.perf_counter() - start) * 1000, 1)
 
     def ids(store: Any) -> Callable[[dict[str, float]], list[str]]:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from medgraph.retrieve.ppr import PPRIndex
+from medgraph.graph.ppr import PPRIndex
 
 DAMPING = 0.5
 TOP = 10

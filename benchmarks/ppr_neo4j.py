@@ -45,7 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ppr import random_queries, synthetic_graph  # noqa: E402 - benchmarks/ppr.py, the same graphs
 
 from medgraph.config.models import Neo4jGraphStoreConfig  # noqa: E402
-from medgraph.retrieve.ppr import PPRIndex, ProcessPPR  # noqa: E402
+from medgraph.graph.ppr import PPRIndex
+from medgraph.retrieve.ppr import ProcessPPR  # noqa: E402
 
 DAMPING, TOP = 0.5, 10
 Query = dict[str, float]
@@ -189,7 +190,7 @@ def bench_neo4j(store: Any, b: sp.csr_matrix, entity_ids: list[str], chunk_ids: 
         queries = [{prefix + e: w for e, w in q.items()} for q in random_queries(b, entity_ids, args.queries, "popular")]
         exact = exact_scores(state.index, queries)
         start = time.perf_counter()
-        store._projected_graph(force=True)
+        store.projection(force=True)
         out["gds_projection_s"] = round(time.perf_counter() - start, 2)
         process = latency(lambda q: [h.chunk_id for h in engine.query(q, DAMPING, TOP)], queries, exact)
         gds = latency(lambda q: [h.chunk_id for h in store.ppr(q, DAMPING, TOP)], queries[: args.gds_queries],
@@ -207,7 +208,7 @@ def bench_neo4j(store: Any, b: sp.csr_matrix, entity_ids: list[str], chunk_ids: 
         delete(store, prefix)
         projection = store._projection
         if projection is not None:
-            store._read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=projection[2])
+            store.read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=projection[2])
         out["cleanup_s"] = round(time.perf_counter() - start, 1)
     return out
 

@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(REPO)
 
     from jobs.build_corpus import build_corpus
-    from medgraph.stores.graph import make_graph_store
+    from medgraph.stores.factory import make_graph_store
 
     qdrant_url = args.qdrant_url or (REPO / ".medgraph" / "qdrant-server" / "url").read_text().strip()
     collection = f"bench_{uuid.uuid4().hex[:10]}"

@@ -42,8 +42,8 @@ from medgraph.community.build import (
 )
 from medgraph.community.index import index_summaries, summary_store
 from medgraph.community.summarise import SummaryInput
-from medgraph.community.types import Community
 from medgraph.config import MedGraphConfig, load_config
+from medgraph.graph.communities import Community
 from medgraph.schemas import Failure
 
 log = logging.getLogger("medgraph.build_communities")

@@ -23,8 +23,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from medgraph.community.cooccurrence import CooccurrenceGraph, build_cooccurrence, modularity
-from medgraph.community.leiden import LeidenParams, leiden_local, partition, to_communities
 from medgraph.community.summarise import (
     CentralEntity,
     Evidence,
@@ -33,8 +31,10 @@ from medgraph.community.summarise import (
     Summariser,
     SummaryInput,
 )
-from medgraph.community.types import Community
 from medgraph.config.models import CommunitiesConfig, MedGraphConfig
+from medgraph.graph.communities import Community
+from medgraph.graph.cooccurrence import CooccurrenceGraph, build_cooccurrence, modularity
+from medgraph.graph.leiden import LeidenParams, leiden_local, partition, to_communities
 from medgraph.schemas import Mention, content_hash
 
 

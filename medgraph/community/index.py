@@ -18,9 +18,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from medgraph.community.types import Community
 from medgraph.config.models import CommunitiesConfig
 from medgraph.embed.base import Embedder, SparseVector
+from medgraph.graph.communities import Community
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.schemas import Chunk
 

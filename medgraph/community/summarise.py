@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from medgraph.community.types import Citation, Community
+from medgraph.graph.communities import Citation, Community
 from medgraph.schemas import Chunk, Mention
 
 log = logging.getLogger(__name__)

@@ -48,8 +48,9 @@ import numpy as np
 from medgraph.config.models import RetrievalConfig
 from medgraph.embed.base import Embedder, SparseVector, dense_feature
 from medgraph.embed.lexical import tokenize
+from medgraph.graph.ppr import PPRHit
 from medgraph.retrieve.fusion import language_weights, rrf
-from medgraph.retrieve.ppr import PPRHit, ProcessPPR
+from medgraph.retrieve.ppr import ProcessPPR
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from medgraph.community.types import Community, citations_from_json
-from medgraph.retrieve.ppr import PPRHit, PPRIndex
+from medgraph.graph.communities import Community, citations_from_json
+from medgraph.graph.ppr import PPRHit, PPRIndex
 from medgraph.schemas import Chunk, Entity, Failure, Mention
 from medgraph.stores.graph import Connection, DeleteResult, DocumentRecord
 

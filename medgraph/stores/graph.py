@@ -21,9 +21,8 @@ from medgraph.schemas import Chunk, Entity, Failure, Mention
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-    from medgraph.community.types import Community
-    from medgraph.config.models import GraphStoreConfig
-    from medgraph.retrieve.ppr import PPRHit
+    from medgraph.graph.communities import Community
+    from medgraph.graph.ppr import PPRHit
 
 
 @dataclass(frozen=True)
@@ -161,15 +160,3 @@ class GraphStore(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def make_graph_store(cfg: GraphStoreConfig) -> GraphStore:
-    if cfg.kind == "embedded":
-        from medgraph.stores.embedded import EmbeddedGraphStore
-
-        return EmbeddedGraphStore(cfg.path)
-    if cfg.kind == "neo4j":
-        from medgraph.stores.neo4j_store import Neo4jGraphStore
-
-        return Neo4jGraphStore(cfg)
-    raise ValueError(f"unknown graph store kind {cfg.kind!r}")

@@ -45,11 +45,12 @@ import scipy.sparse as sp
 from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 
-from medgraph.community.leiden import LeidenParams, assignments_from_levels
-from medgraph.community.types import Assignment, Community, citations_from_json
 from medgraph.config.models import Neo4jGraphStoreConfig
-from medgraph.retrieve.ppr import PPRHit
+from medgraph.graph.communities import Assignment, Community, citations_from_json
+from medgraph.graph.leiden import LeidenParams, assignments_from_levels
+from medgraph.graph.ppr import PPRHit
 from medgraph.schemas import Chunk, Entity, Failure, Mention
+from medgraph.stores import neo4j_cypher as q
 from medgraph.stores.errors import StoreUnavailable
 from medgraph.stores.graph import Connection, DeleteResult, DocumentRecord
 
@@ -59,239 +60,6 @@ Rows = list[dict[str, Any]]
 
 CONNECT_TIMEOUT_S = 3.0
 RETRY_TIME_S = 15.0
-PROJECTION_PREFIX = "medgraph_ppr_"
-_MAX_PATH = 3
-
-_SCHEMA: tuple[LiteralString, ...] = (
-    "CREATE CONSTRAINT medgraph_entity IF NOT EXISTS FOR (n:Entity) REQUIRE n.mesh_id IS UNIQUE",
-    "CREATE CONSTRAINT medgraph_chunk IF NOT EXISTS FOR (n:Chunk) REQUIRE n.chunk_id IS UNIQUE",
-    "CREATE CONSTRAINT medgraph_document IF NOT EXISTS FOR (n:Document) REQUIRE n.doc_id IS UNIQUE",
-    "CREATE CONSTRAINT medgraph_run IF NOT EXISTS FOR (n:Run) REQUIRE n.run_id IS UNIQUE",
-    "CREATE CONSTRAINT medgraph_failure IF NOT EXISTS FOR (n:Failure) REQUIRE (n.source, n.stage) IS UNIQUE",
-    "CREATE INDEX medgraph_chunk_doc IF NOT EXISTS FOR (n:Chunk) ON (n.doc_id)",
-    "CREATE INDEX medgraph_document_updated IF NOT EXISTS FOR (n:Document) ON (n.updated_at)",
-    "CREATE INDEX medgraph_run_started IF NOT EXISTS FOR (n:Run) ON (n.started)",
-    "CREATE INDEX medgraph_failure_run IF NOT EXISTS FOR (n:Failure) ON (n.run_id)",
-)
-
-_UPSERT_DOCUMENTS: LiteralString = """
-UNWIND $rows AS row
-MERGE (d:Document {doc_id: row.doc_id})
-SET d.status = CASE WHEN d.content_hash = row.content_hash THEN d.status ELSE 'partial' END,
-    d.content_hash = row.content_hash, d.title = row.title, d.language = row.language,
-    d.source_id = row.source_id, d.source_path = row.source_path, d.n_chunks = row.n_chunks,
-    d.updated_at = row.updated_at
-WITH d
-CALL (d) { MATCH (c:Chunk {doc_id: d.doc_id}) WHERE NOT (c)-[:FROM_DOC]->(d) MERGE (c)-[:FROM_DOC]->(d) }
-"""
-_UPSERT_CHUNKS: LiteralString = """
-UNWIND $rows AS row
-MERGE (c:Chunk {chunk_id: row.chunk_id})
-SET c += row.props
-WITH c, row
-CALL (c, row) { MATCH (d:Document {doc_id: row.props.doc_id}) MERGE (c)-[:FROM_DOC]->(d) }
-"""
-_UPSERT_ENTITIES: LiteralString = """
-UNWIND $rows AS row
-MERGE (e:Entity {mesh_id: row.mesh_id})
-SET e.name = row.name, e.category = row.category, e.tree_numbers = row.tree_numbers,
-    e.names_json = row.names_json
-WITH e, row
-WHERE NOT (size(labels(e)) = 1 + size(row.labels) AND all(l IN row.labels WHERE l IN labels(e)))
-REMOVE e:$([l IN labels(e) WHERE l <> 'Entity'])
-WITH e, row
-SET e:$(row.labels)
-"""
-_UPSERT_MENTIONS: LiteralString = """
-UNWIND $rows AS row
-MATCH (c:Chunk {chunk_id: row.chunk_id})
-MERGE (e:Entity {mesh_id: row.mesh_id}) ON CREATE SET e.name = row.mesh_id, e.category = ''
-WITH c, e, row
-CALL (c, e, row) {
-  MATCH (other:Entity)-[old:MENTIONED_IN {start: row.start, `end`: row.end}]->(c) WHERE other <> e DELETE old
-}
-MERGE (e)-[m:MENTIONED_IN {start: row.start, `end`: row.end}]->(c)
-SET m.surface = row.surface, m.method = row.method, m.score = row.score
-"""
-_LOCK_DOCUMENTS: LiteralString = "UNWIND $ids AS id MATCH (d:Document {doc_id: id}) SET d._lock = true REMOVE d._lock"
-_COMPLETE: LiteralString = """
-UNWIND range(0, size($ids) - 1) AS i
-MATCH (d:Document {doc_id: $ids[i]})
-WITH i, d, d.status = 'complete' AS already
-CALL (d, already) {
-  OPTIONAL MATCH (c:Chunk {doc_id: d.doc_id}) WHERE NOT already
-  RETURN count(CASE WHEN c.doc_hash = d.content_hash THEN 1 END) AS written,
-         collect(CASE WHEN c.doc_hash <> d.content_hash THEN c.chunk_id END) AS stale
-}
-WITH i, d, already, written, stale WHERE already OR written >= d.n_chunks
-SET d.status = 'complete'
-RETURN d.doc_id AS doc_id, stale ORDER BY i
-"""
-_DOC_CHUNKS: LiteralString = """
-UNWIND $ids AS id MATCH (d:Document {doc_id: id})
-OPTIONAL MATCH (c:Chunk {doc_id: id})
-WITH d, c ORDER BY c.doc_hash, c.idx, c.chunk_id
-RETURN d.doc_id AS doc_id, collect(c.chunk_id) AS chunk_ids
-"""
-_DELETE_CHUNKS: LiteralString = """
-UNWIND $ids AS id MATCH (c:Chunk {chunk_id: id})
-OPTIONAL MATCH (e:Entity)-[:MENTIONED_IN]->(c)
-WITH c, collect(DISTINCT e.mesh_id) AS ents
-DETACH DELETE c
-RETURN ents
-"""
-_DELETE_ORPHANS: LiteralString = """
-UNWIND $ids AS id MATCH (e:Entity {mesh_id: id}) WHERE NOT (e)-[:MENTIONED_IN]->()
-DELETE e RETURN count(*) AS removed
-"""
-_COUNTS: LiteralString = """
-CALL () { MATCH (d:Document) RETURN count(CASE WHEN d.status = 'complete' THEN 1 END) AS documents,
-                                     count(CASE WHEN d.status <> 'complete' THEN 1 END) AS documents_partial }
-CALL () { MATCH (c:Chunk) RETURN count(c) AS chunks }
-CALL () { MATCH ()-[m:MENTIONED_IN]->() RETURN count(m) AS mentions }
-CALL () { MATCH (e:Entity) RETURN count(e) AS entities }
-RETURN documents, documents_partial, chunks, mentions, entities
-"""
-_SIGNATURE: LiteralString = """
-CALL () { MATCH (c:Chunk) RETURN count(c) AS chunks }
-CALL () { MATCH (e:Entity) RETURN count(e) AS entities }
-CALL () { MATCH ()-[m:MENTIONED_IN]->() RETURN count(m) AS mentions }
-CALL () { MATCH (d:Document) WHERE d.updated_at IS NOT NULL
-          WITH d.updated_at AS at ORDER BY at DESC LIMIT 1 RETURN collect(at) AS at }
-RETURN [chunks, entities, mentions] + at AS signature
-"""
-# a page of the incidence: the next $page chunks by chunk_id (index-ordered) with their mentions' entities
-_INCIDENCE_PAGE: LiteralString = """
-MATCH (c:Chunk) WHERE c.chunk_id > $after
-WITH c ORDER BY c.chunk_id LIMIT $page
-RETURN c.chunk_id AS chunk_id, [(e:Entity)-[:MENTIONED_IN]->(c) | e.mesh_id] AS mesh_ids
-"""
-INCIDENCE_PAGE = 20_000  # chunks per read transaction
-_GET_CHUNKS: LiteralString = """
-UNWIND $ids AS id MATCH (c:Chunk {chunk_id: id})
-OPTIONAL MATCH (d:Document {doc_id: c.doc_id})
-RETURN c {.*} AS chunk, d.source_id AS source_id
-"""
-_CHUNK_MENTIONS: LiteralString = """
-MATCH (e:Entity)-[m:MENTIONED_IN]->(:Chunk {chunk_id: $id})
-RETURN m.start AS start, m.`end` AS end, m.surface AS surface, e.mesh_id AS mesh_id, e.category AS category,
-       m.method AS method, m.score AS score ORDER BY start, end
-"""
-_CHUNK_ENTITIES: LiteralString = """
-UNWIND $ids AS id MATCH (e:Entity)-[:MENTIONED_IN]->(:Chunk {chunk_id: id})
-RETURN id, collect(DISTINCT e.mesh_id) AS mesh_ids
-"""
-# connecting evidence of two entities: chunks that mention both, and bridge entities
-_BOTH: LiteralString = """
-MATCH (:Entity {mesh_id: $a})-[:MENTIONED_IN]->(c:Chunk)<-[:MENTIONED_IN]-(:Entity {mesh_id: $b})
-RETURN DISTINCT c.chunk_id AS chunk_id ORDER BY chunk_id LIMIT $limit
-"""
-_BRIDGES: LiteralString = """
-MATCH (:Entity {mesh_id: $a})-[:MENTIONED_IN]->(:Chunk)<-[:MENTIONED_IN]-(x:Entity)
-WHERE NOT x.mesh_id IN [$a, $b]
-WITH DISTINCT x
-WHERE EXISTS { (x)-[:MENTIONED_IN]->(:Chunk)<-[:MENTIONED_IN]-(:Entity {mesh_id: $b}) }
-RETURN x.mesh_id AS mesh_id ORDER BY mesh_id LIMIT $limit
-"""
-_NEIGHBOURS: LiteralString = """
-UNWIND $sources AS sid
-CALL (sid) {
-  MATCH (s:Entity {mesh_id: sid})-[:MENTIONED_IN]->(c:Chunk)<-[:MENTIONED_IN]-(t:Entity) WHERE t <> s
-  WITH t.mesh_id AS target, count(DISTINCT c) AS shared
-  RETURN target, shared ORDER BY shared DESC, target ASC LIMIT $limit
-}
-RETURN sid, target, shared
-"""
-_PROJECT: LiteralString = """
-CALL gds.graph.project($graph, ['Entity', 'Chunk'], {MENTIONED_IN: {orientation: 'UNDIRECTED',
-     aggregation: 'SINGLE', properties: {weight: {property: '*', aggregation: 'COUNT'}}}})
-YIELD graphName RETURN graphName
-"""
-_DROP_STALE: LiteralString = """
-CALL gds.graph.list() YIELD graphName WHERE graphName STARTS WITH $prefix AND graphName <> $keep
-CALL gds.graph.drop(graphName, false) YIELD graphName AS dropped RETURN dropped
-"""
-_PPR_CALL: LiteralString = """
-CALL gds.pageRank.stream($graph, {sourceNodes: nodes, dampingFactor: $damping, maxIterations: $iterations,
-                                  tolerance: $tolerance, concurrency: $concurrency, relationshipWeightProperty: 'weight'})
-YIELD nodeId, score
-"""
-_PPR_TOP: LiteralString = """
-ORDER BY score DESC
-WITH gds.util.asNode(nodeId) AS n, score WHERE n:Chunk
-RETURN n.chunk_id AS chunk_id, score LIMIT $top_k
-"""
-_PPR_SEEDS: LiteralString = """
-UNWIND $seeds AS seed
-MATCH (s:Entity {mesh_id: seed.id}) WHERE EXISTS { (s)-[:MENTIONED_IN]->() }
-"""
-# one weight for every seed: one PageRank; else one per weight group, summed (PPR is linear in the seeds)
-_PPR_UNIFORM: LiteralString = (_PPR_SEEDS + "WITH collect(s) AS nodes WHERE size(nodes) > 0" + _PPR_CALL
-                               + "WITH nodeId, score / size(nodes) AS score WHERE score > 0" + _PPR_TOP)
-_PPR_WEIGHTED: LiteralString = (_PPR_SEEDS + """
-WITH seed.w AS w, collect(s) AS nodes
-WITH collect({w: w, nodes: nodes}) AS groups, sum(w * size(nodes)) AS total
-UNWIND groups AS g
-CALL (g) { WITH g.nodes AS nodes""" + _PPR_CALL + """RETURN nodeId, score }
-WITH nodeId, total, sum(score * g.w) AS mass
-WITH nodeId, mass / total AS score WHERE mass > 0""" + _PPR_TOP)
-_PATHS: LiteralString = """
-UNWIND $ids AS id MATCH (e:Entity)-[m:MENTIONED_IN]->(:Chunk {chunk_id: id})
-WITH id, e, count(m) AS w
-RETURN id, e.mesh_id AS mesh_id, w, COUNT { (e)-[:MENTIONED_IN]->() } AS degree
-"""
-
-
-# --- communities (medgraph.community): (:Entity)-[:MEMBER_OF]->(:Community)-[:PART_OF]->(:Community)
-COMMUNITY_PREFIX = "medgraph_communities_"
-_COMMUNITY_SCHEMA: LiteralString = (
-    "CREATE CONSTRAINT medgraph_community IF NOT EXISTS FOR (n:Community) REQUIRE n.community_id IS UNIQUE")
-_ENTITY_CHUNK_PAIRS: LiteralString = """
-MATCH (e:Entity)-[m:MENTIONED_IN]->(c:Chunk)
-RETURN e.mesh_id AS mesh_id, c.chunk_id AS chunk_id, count(m) AS n ORDER BY mesh_id, chunk_id
-"""
-# the co-occurrence graph, derived from MENTIONED_IN at projection time (weight = shared chunks)
-_COOC_PROJECT: LiteralString = """
-MATCH (a:Entity)-[:MENTIONED_IN]->(c:Chunk)<-[:MENTIONED_IN]-(b:Entity) WHERE a.mesh_id < b.mesh_id
-WITH a, b, count(DISTINCT c) AS shared WHERE shared >= $min_weight
-WITH gds.graph.project($graph, a, b, {relationshipProperties: {weight: toFloat(shared)}},
-                       {undirectedRelationshipTypes: ['*']}) AS g
-RETURN g.nodeCount AS nodes
-"""
-_LEIDEN: LiteralString = """
-CALL gds.leiden.stream($graph, {relationshipWeightProperty: 'weight', includeIntermediateCommunities: true,
-                                randomSeed: $seed, concurrency: 1, gamma: $gamma, theta: $theta,
-                                maxLevels: $max_levels})
-YIELD nodeId, communityId, intermediateCommunityIds
-RETURN gds.util.asNode(nodeId).mesh_id AS mesh_id, communityId AS community,
-       intermediateCommunityIds AS levels
-"""
-_DROP_COMMUNITIES: LiteralString = "MATCH (c:Community) DETACH DELETE c"
-_CREATE_COMMUNITIES: LiteralString = """
-UNWIND $rows AS row CREATE (c:Community) SET c = row
-"""
-_LINK_PARENTS: LiteralString = """
-UNWIND $rows AS row WITH row WHERE row.parent_id IS NOT NULL
-MATCH (c:Community {community_id: row.community_id}), (p:Community {community_id: row.parent_id})
-MERGE (c)-[:PART_OF]->(p)
-"""
-_LINK_MEMBERS: LiteralString = """
-UNWIND $rows AS row
-MATCH (e:Entity {mesh_id: row.mesh_id}), (c:Community {community_id: row.community_id})
-MERGE (e)-[:MEMBER_OF]->(c)
-"""
-_SET_COMMUNITY_META: LiteralString = "MERGE (b:CommunityBuild {name: 'last'}) SET b.meta_json = $meta"
-_COMMUNITY_META: LiteralString = "MATCH (b:CommunityBuild {name: 'last'}) RETURN b.meta_json AS meta"
-_COMMUNITIES: LiteralString = """
-MATCH (c:Community)
-WHERE ($level IS NULL OR c.level = $level) AND ($ids IS NULL OR c.community_id IN $ids)
-RETURN c {.*} AS c, CASE WHEN $members THEN [(e:Entity)-[:MEMBER_OF]->(c) | e.mesh_id] END AS members
-ORDER BY c.level, c.size DESC, c.community_id
-"""
-_ENTITY_COMMUNITIES: LiteralString = """
-UNWIND $ids AS id MATCH (:Entity {mesh_id: id})-[:MEMBER_OF]->(c:Community)
-RETURN id, c.community_id AS community_id ORDER BY c.level, community_id
-"""
 
 class Neo4jGraphStore:
     """``GraphStore`` on a Neo4j server; see the module docstring."""
@@ -327,14 +95,17 @@ class Neo4jGraphStore:
 
     def _ensure_schema(self) -> None:
         with self._driver.session(database=self.cfg.database) as session:
-            for statement in _SCHEMA:
+            for statement in q.SCHEMA:
                 try:
                     session.run(statement).consume()
                 except neo4j_errors.ClientError as exc:  # another process created it meanwhile
                     if "already exists" not in str(exc).lower():
                         raise
 
-    def _read(self, query: LiteralString, **params: Any) -> Rows:
+    def read(self, query: LiteralString, **params: Any) -> Rows:
+        """Rows of one read query (a literal: values only as ``params``), retried like every read;
+        an unreachable server is ``StoreUnavailable``."""
+
         def work(tx: ManagedTransaction) -> Rows:
             return [record.data() for record in tx.run(query, params)]
 
@@ -355,7 +126,7 @@ class Neo4jGraphStore:
                  "n_chunks": d.n_chunks, "source_id": d.source_id, "source_path": d.source_path,
                  "updated_at": now} for d in sorted(docs, key=lambda d: d.doc_id)]
         if rows:
-            self._write(lambda tx: tx.run(_UPSERT_DOCUMENTS, rows=rows).consume())
+            self._write(lambda tx: tx.run(q.UPSERT_DOCUMENTS, rows=rows).consume())
 
     def upsert_chunks(self, chunks: list[Chunk], mentions: list[Mention], entities: list[Entity]) -> None:
         chunk_rows = [{"chunk_id": c.chunk_id, "props": _chunk_props(c)}
@@ -370,11 +141,11 @@ class Neo4jGraphStore:
 
         def work(tx: ManagedTransaction) -> None:
             if chunk_rows:
-                tx.run(_UPSERT_CHUNKS, rows=chunk_rows).consume()
+                tx.run(q.UPSERT_CHUNKS, rows=chunk_rows).consume()
             if entity_rows:
-                tx.run(_UPSERT_ENTITIES, rows=entity_rows).consume()
+                tx.run(q.UPSERT_ENTITIES, rows=entity_rows).consume()
             if mention_rows:
-                tx.run(_UPSERT_MENTIONS, rows=mention_rows).consume()
+                tx.run(q.UPSERT_MENTIONS, rows=mention_rows).consume()
 
         if chunk_rows or entity_rows or mention_rows:
             self._write(work)
@@ -385,8 +156,8 @@ class Neo4jGraphStore:
             return [], []
 
         def work(tx: ManagedTransaction) -> tuple[list[str], list[str]]:
-            tx.run(_LOCK_DOCUMENTS, ids=sorted(ids)).consume()  # serialise completers of one document
-            rows = [r.data() for r in tx.run(_COMPLETE, ids=ids)]
+            tx.run(q.LOCK_DOCUMENTS, ids=sorted(ids)).consume()  # serialise completers of one document
+            rows = [r.data() for r in tx.run(q.COMPLETE, ids=ids)]
             stale = [c for r in rows for c in r["stale"]]
             _delete_chunks(tx, stale)
             return [r["doc_id"] for r in rows], stale
@@ -396,8 +167,8 @@ class Neo4jGraphStore:
     def delete_documents(self, doc_ids: list[str]) -> DeleteResult:
         def work(tx: ManagedTransaction) -> DeleteResult:
             result = DeleteResult()
-            tx.run(_LOCK_DOCUMENTS, ids=sorted(set(doc_ids))).consume()
-            for row in tx.run(_DOC_CHUNKS, ids=list(dict.fromkeys(doc_ids))).data():
+            tx.run(q.LOCK_DOCUMENTS, ids=sorted(set(doc_ids))).consume()
+            for row in tx.run(q.DOC_CHUNKS, ids=list(dict.fromkeys(doc_ids))).data():
                 result.documents += 1
                 result.chunk_ids.extend(row["chunk_ids"])
             result.entities_removed = _delete_chunks(tx, result.chunk_ids)
@@ -417,7 +188,7 @@ class Neo4jGraphStore:
                 rows=rows, run_id=run_id, at=time.time()).consume())
 
     def failures(self, run_id: str | None = None) -> list[Failure]:
-        rows = self._read(
+        rows = self.read(
             "MATCH (f:Failure) WHERE $run_id IS NULL OR f.run_id = $run_id "
             "RETURN f.source AS source, f.stage AS stage, f.reason AS reason, f.doc_id AS doc_id "
             "ORDER BY source, stage", run_id=run_id)
@@ -443,7 +214,7 @@ class Neo4jGraphStore:
         return runs[0] if runs else None
 
     def runs(self, limit: int = 20) -> list[dict[str, Any]]:
-        rows = self._read("MATCH (r:Run) RETURN r {.*} AS r ORDER BY r.started DESC, r.run_id DESC LIMIT $limit",
+        rows = self.read("MATCH (r:Run) RETURN r {.*} AS r ORDER BY r.started DESC, r.run_id DESC LIMIT $limit",
                           limit=max(0, limit))
         return [{"run_id": r["run_id"], "started": r.get("started"), "finished": r.get("finished"),
                  "status": r.get("status"), "info": json.loads(r.get("info_json") or "{}"),
@@ -452,19 +223,19 @@ class Neo4jGraphStore:
     # --- reads --------------------------------------------------------------------------
 
     def document_hashes(self, complete_only: bool = True) -> dict[str, str]:
-        rows = self._read("MATCH (d:Document) WHERE NOT $complete_only OR d.status = 'complete' "
+        rows = self.read("MATCH (d:Document) WHERE NOT $complete_only OR d.status = 'complete' "
                           "RETURN d.doc_id AS doc_id, d.content_hash AS h", complete_only=complete_only)
         return {r["doc_id"]: r["h"] for r in rows}
 
     def counts(self) -> dict[str, int]:
-        return {k: int(v) for k, v in self._read(_COUNTS)[0].items()}
+        return {k: int(v) for k, v in self.read(q.COUNTS)[0].items()}
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
-        rows = {r["chunk"]["chunk_id"]: r for r in self._read(_GET_CHUNKS, ids=chunk_ids)} if chunk_ids else {}
+        rows = {r["chunk"]["chunk_id"]: r for r in self.read(q.GET_CHUNKS, ids=chunk_ids)} if chunk_ids else {}
         return [_chunk(rows[c]["chunk"], rows[c]["source_id"]) for c in chunk_ids if c in rows]
 
     def get_entity(self, mesh_id: str) -> Entity | None:
-        rows = self._read("MATCH (e:Entity {mesh_id: $id}) RETURN e {.*} AS e", id=mesh_id)
+        rows = self.read("MATCH (e:Entity {mesh_id: $id}) RETURN e {.*} AS e", id=mesh_id)
         if not rows:
             return None
         e = rows[0]["e"]
@@ -473,12 +244,12 @@ class Neo4jGraphStore:
 
     def chunk_mentions(self, chunk_id: str) -> list[Mention]:
         return [Mention(r["start"], r["end"], r["surface"], r["mesh_id"], r["category"], r["method"],
-                        r["score"], chunk_id) for r in self._read(_CHUNK_MENTIONS, id=chunk_id)]
+                        r["score"], chunk_id) for r in self.read(q.CHUNK_MENTIONS, id=chunk_id)]
 
     def chunk_entities(self, chunk_ids: list[str]) -> dict[str, set[str]]:
         """The MeSH IDs mentioned in each of the given chunks."""
         out: dict[str, set[str]] = {c: set() for c in chunk_ids}
-        for row in self._read(_CHUNK_ENTITIES, ids=chunk_ids) if chunk_ids else []:
+        for row in self.read(q.CHUNK_ENTITIES, ids=chunk_ids) if chunk_ids else []:
             out[row["id"]].update(row["mesh_ids"])
         return out
 
@@ -488,7 +259,7 @@ class Neo4jGraphStore:
         frontier, seen = [mesh_id], {mesh_id}
         for _ in range(max(1, hops)):
             by_source: dict[str, list[tuple[str, int]]] = {}
-            for row in self._read(_NEIGHBOURS, sources=frontier, limit=limit) if frontier else []:
+            for row in self.read(q.NEIGHBOURS, sources=frontier, limit=limit) if frontier else []:
                 by_source.setdefault(row["sid"], []).append((row["target"], int(row["shared"])))
             nxt: list[str] = []
             for source in frontier:
@@ -502,8 +273,8 @@ class Neo4jGraphStore:
 
     def connecting_evidence(self, a: str, b: str, limit: int = 10) -> Connection:
         """Chunks mentioning both entities, and bridge entities sharing a chunk with each (by ID)."""
-        chunks = [r["chunk_id"] for r in self._read(_BOTH, a=a, b=b, limit=limit)]
-        bridges = [r["mesh_id"] for r in self._read(_BRIDGES, a=a, b=b, limit=limit)]
+        chunks = [r["chunk_id"] for r in self.read(q.BOTH, a=a, b=b, limit=limit)]
+        bridges = [r["mesh_id"] for r in self.read(q.BRIDGES, a=a, b=b, limit=limit)]
         return Connection(chunks, bridges)
 
     # --- Personalized PageRank ----------------------------------------------------------
@@ -518,11 +289,11 @@ class Neo4jGraphStore:
         params = {"seeds": [{"id": k, "w": w} for k, w in weighted.items()], "damping": damping,
                   "top_k": top_k, "tolerance": 1e-7,
                   "iterations": min(200, max(20, math.ceil(math.log(1e-7) / math.log(damping))))}
-        query = _PPR_UNIFORM if len(set(weighted.values())) == 1 else _PPR_WEIGHTED
+        query = q.PPR_UNIFORM if len(set(weighted.values())) == 1 else q.PPR_WEIGHTED
         for attempt in range(2):
-            graph, nodes = self._projected_graph(force=attempt > 0)
+            graph, nodes = self.projection(force=attempt > 0)
             try:  # single-threaded below 200k nodes: measured faster (benchmarks/graph_store.py)
-                rows = self._read(query, graph=graph, concurrency=1 if nodes < 200_000 else 4, **params)
+                rows = self.read(query, graph=graph, concurrency=1 if nodes < 200_000 else 4, **params)
                 break
             except neo4j_errors.ClientError as exc:  # dropped by another process: re-project once
                 if attempt or "does not exist" not in str(exc):
@@ -531,14 +302,14 @@ class Neo4jGraphStore:
         return [PPRHit(r["chunk_id"], float(r["score"]), paths.get(r["chunk_id"], [])) for r in rows]
 
     def _signature(self) -> tuple[Any, ...]:
-        return tuple(self._read(_SIGNATURE)[0]["signature"])
+        return tuple(self.read(q.SIGNATURE)[0]["signature"])
 
     def graph_signature(self) -> tuple[Any, ...]:
         """Chunk, entity and mention counts and the latest document update: changes with the graph
         (the projection name's signature); a handful of count-store lookups and one index seek."""
         return self._signature()
 
-    def incidence(self, page: int = INCIDENCE_PAGE) -> tuple[sp.csr_matrix, list[str], list[str]]:
+    def incidence(self, page: int = q.INCIDENCE_PAGE) -> tuple[sp.csr_matrix, list[str], list[str]]:
         """Entity × chunk matrix (mention counts), sorted entity IDs and sorted chunk IDs of the
         chunks with mentions, read in pages of ``page`` chunks (one read transaction each)."""
         ent_index: dict[str, int] = {}
@@ -548,7 +319,7 @@ class Neo4jGraphStore:
         after = ""
 
         def work(tx: ManagedTransaction, after: str) -> list[tuple[str, list[str]]]:
-            return [(r[0], r[1]) for r in tx.run(_INCIDENCE_PAGE, after=after, page=page)]
+            return [(r[0], r[1]) for r in tx.run(q.INCIDENCE_PAGE_QUERY, after=after, page=page)]
 
         with self._guard(), self._driver.session(database=self.cfg.database) as session:
             while True:
@@ -571,7 +342,7 @@ class Neo4jGraphStore:
         matrix.sum_duplicates()  # one entry per mention: duplicates add up to the mention count
         return matrix, entities, chunk_ids
 
-    def _projected_graph(self, force: bool = False) -> tuple[str, int]:
+    def projection(self, force: bool = False) -> tuple[str, int]:
         """Name and node count of a projection of the current graph; projects (drops stale ones) if needed."""
         with self._lock:
             signature = self._signature()
@@ -580,21 +351,21 @@ class Neo4jGraphStore:
             if not force and current is not None and current[:2] == (signature, self._generation):
                 return current[2], nodes
             digest = hashlib.sha1(repr(signature).encode()).hexdigest()[:16]
-            name = f"{PROJECTION_PREFIX}{self.cfg.database}_{digest}"
+            name = f"{q.PROJECTION_PREFIX}{self.cfg.database}_{digest}"
             own_write = current is not None and current[0] == signature and current[1] != self._generation
-            exists = self._read("RETURN gds.graph.exists($g) AS ok", g=name)[0]["ok"]
+            exists = self.read("RETURN gds.graph.exists($g) AS ok", g=name)[0]["ok"]
             if exists and (force or own_write):
-                self._read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name)
+                self.read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name)
                 exists = False
             if not exists:
                 started = time.perf_counter()
                 try:
-                    self._read(_PROJECT, graph=name)
+                    self.read(q.PROJECT, graph=name)
                 except neo4j_errors.ClientError as exc:
                     if "already exists" not in str(exc):
                         raise
                 log.info("projected %s in %.1f ms", name, (time.perf_counter() - started) * 1000)
-            self._read(_DROP_STALE, prefix=f"{PROJECTION_PREFIX}{self.cfg.database}_", keep=name)
+            self.read(q.DROP_STALE, prefix=f"{q.PROJECTION_PREFIX}{self.cfg.database}_", keep=name)
             self._projection = (signature, self._generation, name)
             return name, nodes
 
@@ -604,7 +375,7 @@ class Neo4jGraphStore:
         ``x(e)`` is estimated locally from the hits: the restart mass of the seeds plus what each
         hit chunk sends back, ``d·w(e,c)/deg(c)·score(c)`` (``PPRIndex`` uses the exact mass).
         """
-        rows = self._read(_PATHS, ids=[h["chunk_id"] for h in hits]) if hits else []
+        rows = self.read(q.PATHS, ids=[h["chunk_id"] for h in hits]) if hits else []
         score = {h["chunk_id"]: float(h["score"]) for h in hits}
         chunk_degree: dict[str, float] = {}
         for r in rows:
@@ -622,13 +393,13 @@ class Neo4jGraphStore:
         for chunk_id, items in ranked.items():
             items.sort()
             has_seed = not items[0][0]
-            out[chunk_id] = [m for other, _, m in items if not (has_seed and other)][:_MAX_PATH]
+            out[chunk_id] = [m for other, _, m in items if not (has_seed and other)][:q.MAX_PATH]
         return out
 
     # --- communities (medgraph.community) -------------------------------------------------
 
     def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
-        return [(r["mesh_id"], r["chunk_id"], int(r["n"])) for r in self._read(_ENTITY_CHUNK_PAIRS)]
+        return [(r["mesh_id"], r["chunk_id"], int(r["n"])) for r in self.read(q.ENTITY_CHUNK_PAIRS)]
 
     def gds_leiden(self, params: LeidenParams, min_weight: int = 1) -> list[Assignment]:
         """Hierarchical Leiden on the server: ``gds.leiden`` (seeded, single-threaded) with
@@ -637,15 +408,15 @@ class Neo4jGraphStore:
         GDS lists intermediate communities finest first; they are returned coarsest first (level 0
         is the final partition), at most ``params.max_levels`` levels, as ``Assignment`` rows.
         """
-        name = f"{COMMUNITY_PREFIX}{self.cfg.database}_{uuid.uuid4().hex[:12]}"
+        name = f"{q.COMMUNITY_PREFIX}{self.cfg.database}_{uuid.uuid4().hex[:12]}"
         try:
-            nodes = self._read(_COOC_PROJECT, graph=name, min_weight=min_weight)
+            nodes = self.read(q.COOC_PROJECT, graph=name, min_weight=min_weight)
             if not nodes or not nodes[0]["nodes"]:
                 return []
-            rows = self._read(_LEIDEN, graph=name, seed=params.seed, gamma=params.resolution,
+            rows = self.read(q.LEIDEN, graph=name, seed=params.seed, gamma=params.resolution,
                               theta=max(params.randomness, 1e-6), max_levels=10)
         finally:
-            self._read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name)
+            self.read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name)
         levels = {r["mesh_id"]: (list(reversed(r["levels"] or [])) or [r["community"]])[: params.max_levels]
                   for r in rows}
         return assignments_from_levels(levels)
@@ -658,17 +429,17 @@ class Neo4jGraphStore:
         members = [{"community_id": c.community_id, "mesh_id": m} for c in communities for m in c.members]
 
         def work(tx: ManagedTransaction) -> None:
-            tx.run(_DROP_COMMUNITIES).consume()
+            tx.run(q.DROP_COMMUNITIES).consume()
             for start in range(0, max(len(rows), 1), 5000):
-                tx.run(_CREATE_COMMUNITIES, rows=rows[start:start + 5000]).consume()
-            tx.run(_LINK_PARENTS, rows=rows).consume()
+                tx.run(q.CREATE_COMMUNITIES, rows=rows[start:start + 5000]).consume()
+            tx.run(q.LINK_PARENTS, rows=rows).consume()
             for start in range(0, len(members), 10000):
-                tx.run(_LINK_MEMBERS, rows=members[start:start + 10000]).consume()
-            tx.run(_SET_COMMUNITY_META, meta=json.dumps(meta)).consume()
+                tx.run(q.LINK_MEMBERS, rows=members[start:start + 10000]).consume()
+            tx.run(q.SET_COMMUNITY_META, meta=json.dumps(meta)).consume()
 
         with self._guard(), self._driver.session(database=self.cfg.database) as session:
             try:
-                session.run(_COMMUNITY_SCHEMA).consume()
+                session.run(q.COMMUNITY_SCHEMA).consume()
             except neo4j_errors.ClientError as exc:  # another process created it meanwhile
                 if "already exists" not in str(exc).lower():
                     raise
@@ -677,7 +448,7 @@ class Neo4jGraphStore:
     def communities(self, level: int | None = None, members: bool = False,
                     ids: list[str] | None = None) -> list[Community]:
         out = []
-        for r in self._read(_COMMUNITIES, level=level, ids=ids, members=members):
+        for r in self.read(q.COMMUNITIES, level=level, ids=ids, members=members):
             c = r["c"]
             out.append(Community(
                 community_id=c["community_id"], level=int(c["level"]), parent_id=c.get("parent_id"),
@@ -689,12 +460,12 @@ class Neo4jGraphStore:
 
     def entity_communities(self, mesh_ids: list[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {m: [] for m in mesh_ids}
-        for r in self._read(_ENTITY_COMMUNITIES, ids=mesh_ids) if mesh_ids else []:
+        for r in self.read(q.ENTITY_COMMUNITIES, ids=mesh_ids) if mesh_ids else []:
             out[r["id"]].append(r["community_id"])
         return out
 
     def community_meta(self) -> dict[str, Any]:
-        rows = self._read(_COMMUNITY_META)
+        rows = self.read(q.COMMUNITY_META)
         return dict(json.loads(rows[0]["meta"])) if rows and rows[0]["meta"] else {}
 
     def close(self) -> None:
@@ -705,10 +476,10 @@ def _delete_chunks(tx: ManagedTransaction, chunk_ids: list[str]) -> int:
     """Delete chunks with their mentions, then the entities left with no mention; returns that count."""
     if not chunk_ids:
         return 0
-    candidates = sorted({e for r in tx.run(_DELETE_CHUNKS, ids=chunk_ids) for e in r["ents"]})
+    candidates = sorted({e for r in tx.run(q.DELETE_CHUNKS, ids=chunk_ids) for e in r["ents"]})
     if not candidates:
         return 0
-    return int(tx.run(_DELETE_ORPHANS, ids=candidates).single(strict=True)["removed"])
+    return int(tx.run(q.DELETE_ORPHANS, ids=candidates).single(strict=True)["removed"])
 
 
 def _chunk_props(c: Chunk) -> dict[str, Any]:

@@ -19,10 +19,11 @@ import numpy as np
 import pytest
 
 from medgraph.config.models import EmbeddedGraphStoreConfig, Neo4jGraphStoreConfig
-from medgraph.retrieve.ppr import PPRIndex
+from medgraph.graph.ppr import PPRIndex
 from medgraph.schemas import Chunk, Entity, Failure, Mention
 from medgraph.stores.errors import StoreUnavailable
-from medgraph.stores.graph import DocumentRecord, make_graph_store
+from medgraph.stores.factory import make_graph_store
+from medgraph.stores.graph import DocumentRecord
 from tests.helpers import require_disposable_neo4j, unavailable
 
 HOST = os.environ.get("NEO4J_DEV_HOST", "127.0.0.1")

@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 from medgraph.community.build import detect, plan, summary_inputs
-from medgraph.community.leiden import adjusted_rand_index, partition
 from medgraph.community.summarise import ExtractiveSummariser
 from medgraph.config.models import CommunitiesConfig, EmbeddedGraphStoreConfig, Neo4jGraphStoreConfig
+from medgraph.graph.leiden import adjusted_rand_index, partition
 from medgraph.stores.errors import StoreUnavailable
-from medgraph.stores.graph import DocumentRecord, make_graph_store
+from medgraph.stores.factory import make_graph_store
+from medgraph.stores.graph import DocumentRecord
 from tests.community_fixtures import planted_chunks
 from tests.helpers import require_disposable_neo4j, unavailable
 

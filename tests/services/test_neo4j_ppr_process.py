@@ -82,7 +82,7 @@ def store() -> Iterator[Any]:
         neo.delete_documents([f"{TAG}-{d}" for d in [*docs, "late"]])
         projection = neo._projection
         if projection is not None:  # the projection this module made (it holds this module's nodes)
-            neo._read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=projection[2])
+            neo.read("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=projection[2])
         neo.close()
 
 
@@ -94,7 +94,7 @@ def test_incidence_holds_what_was_written(store: Any) -> None:
     matrix, entities, chunks = store.incidence(page=7)  # several pages
     mine = [i for i, c in enumerate(chunks) if c.startswith(TAG)]
     assert len(mine) == N_DOCS * CHUNKS_PER_DOC and chunks == sorted(chunks) and entities == sorted(entities)
-    counts = {row["mesh_id"]: row["n"] for row in store._read(
+    counts = {row["mesh_id"]: row["n"] for row in store.read(
         "MATCH (e:Entity)-[m:MENTIONED_IN]->() WHERE e.mesh_id STARTS WITH $tag RETURN e.mesh_id AS mesh_id, "
         "count(m) AS n", tag=TAG)}
     degree = np.asarray(matrix.sum(axis=1)).ravel()

@@ -9,14 +9,6 @@ from pathlib import Path
 import pytest
 
 from medgraph.community.build import detect, evidence_chunk_ids, plan, summary_inputs
-from medgraph.community.cooccurrence import build_cooccurrence, modularity
-from medgraph.community.leiden import (
-    LeidenParams,
-    adjusted_rand_index,
-    leiden_local,
-    partition,
-    to_communities,
-)
 from medgraph.community.summarise import (
     CentralEntity,
     Evidence,
@@ -25,8 +17,16 @@ from medgraph.community.summarise import (
     SummaryInput,
     markers_resolve,
 )
-from medgraph.community.types import Community, community_id
 from medgraph.config.models import CommunitiesConfig
+from medgraph.graph.communities import Community, community_id
+from medgraph.graph.cooccurrence import build_cooccurrence, modularity
+from medgraph.graph.leiden import (
+    LeidenParams,
+    adjusted_rand_index,
+    leiden_local,
+    partition,
+    to_communities,
+)
 from medgraph.schemas import Chunk, Mention
 from medgraph.stores.embedded import EmbeddedGraphStore
 from medgraph.stores.graph import DocumentRecord

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from medgraph.retrieve.ppr import PPRIndex, ProcessPPR, incidence_from_pairs
+from medgraph.graph.ppr import PPRIndex, incidence_from_pairs
+from medgraph.retrieve.ppr import ProcessPPR
 from tests.helpers import require_module
 
 METHODS = {"two-step": 20_000_000, "bipartite": 0}  # method → max_pairs that selects it

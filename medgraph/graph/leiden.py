@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from medgraph.community.types import Assignment, Community, community_id
+from medgraph.graph.communities import Assignment, Community, community_id
 
 
 @dataclass(frozen=True)
