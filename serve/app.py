@@ -30,7 +30,7 @@ from ray.serve.deployment import Application
 from medgraph.config import MedGraphConfig, load_config
 from medgraph.config.llm import EngineConfig
 from medgraph.config.models import DeploymentConfig, ServeConfig
-from medgraph.memory.sqlite import is_postgres_url
+from medgraph.memory.database import is_postgres_url
 from serve.agent import AgentService
 from serve.api import Ingress
 from serve.services import AnalyzerService, RerankerService, RetrieverService, RouterService

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medgraph.memory.sqlite import clock, open_app_database
+from medgraph.memory.backends import open_app_database
+from medgraph.memory.database import clock
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS auth_users (

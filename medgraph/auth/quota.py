@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from medgraph.auth.keys import ANONYMOUS
-from medgraph.memory.sqlite import clock, open_app_database
+from medgraph.memory.backends import open_app_database
+from medgraph.memory.database import clock
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS quota_counts (

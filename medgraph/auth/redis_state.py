@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from medgraph.auth.gate import ConcurrencyGate, GateFull, OnQueued
 from medgraph.auth.keys import ANONYMOUS
 from medgraph.auth.quota import QuotaExceeded, QuotaTracker, _day, _scope
-from medgraph.memory.sqlite import clock
+from medgraph.memory.database import clock
 
 if TYPE_CHECKING:
     import redis

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medgraph.memory.sqlite import Transaction, clock, open_app_database
+from medgraph.memory.backends import open_app_database
+from medgraph.memory.database import Transaction, clock
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS user_interests (

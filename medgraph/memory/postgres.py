@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from medgraph.memory.sqlite import Params, Transaction
+from medgraph.memory.database import Params, Transaction
 from medgraph.stores.errors import StoreUnavailable
 
 try:

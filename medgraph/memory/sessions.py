@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from medgraph.memory.sqlite import clock, open_app_database
+from medgraph.memory.backends import open_app_database
+from medgraph.memory.database import clock
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chat_sessions (

@@ -33,7 +33,9 @@ import pytest
 
 from medgraph.auth import ApiKeyStore, Principal, QuotaExceeded, QuotaTracker, new_key
 from medgraph.memory import LongTermMemory, SessionForbidden, SessionNotFound, SessionStore
-from medgraph.memory.sqlite import SQLiteDatabase, is_postgres_url, open_app_database
+from medgraph.memory.backends import open_app_database
+from medgraph.memory.database import is_postgres_url
+from medgraph.memory.sqlite import SQLiteDatabase
 from medgraph.stores.errors import StoreUnavailable
 from tests.helpers import require_module, unavailable
 
