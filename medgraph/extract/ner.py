@@ -12,6 +12,15 @@ longest-leftmost non-overlapping set. Precision guards: short all-caps acronyms 
 ``AIDS``) match case-sensitively only; a stop list drops common words that happen to be MeSH
 terms (``lead``, ``men``, ``cat`` ...); keys shorter than ``min_term_chars`` (CJK:
 ``min_term_chars_zh``) are not indexed.
+
+German keys (``german_keys``, on by default; matched only when ``language="de"``, method
+``normalised``): the inflected forms of every German name (``Nierenerkrankungen``, ``chronischen
+Niereninsuffizienz``) and the German spellings of English Latin/Greek names with their inflections
+(``Pneumonie``, ``Karzinome``, ``diabetische Nephropathie``; ``medgraph.link.variants``), unless the
+form is already a key or two descriptors would share it; and the curated German clinical
+abbreviations (``KHK``, ``pAVK``, ``HI``; ``medgraph.link.abbreviations.german_abbreviations``),
+matched case-sensitively with method ``abbreviation``, before any other reading of the same letters
+(``DM`` is diabetes mellitus in a German letter, myotonic dystrophy in the English vocabulary).
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from typing import TYPE_CHECKING
 import ahocorasick
 
 from medgraph.config.models import NerConfig
-from medgraph.extract.text import fold_for_scan, is_cjk, plural, singular
+from medgraph.extract.text import fold_for_scan, is_cjk, match_key, plural, singular
 from medgraph.schemas import Mention
 
 if TYPE_CHECKING:
@@ -35,6 +44,7 @@ log = logging.getLogger(__name__)
 MIN_ACRONYM_CHARS = 3
 SCORE_EXACT = 1.0
 SCORE_VARIANT = 0.95
+SCORE_GERMAN_ABBREVIATION = 0.9
 # Common or generic words that are also MeSH terms (folded keys). They are never matched as
 # words (only as case-exact acronyms, e.g. "ALL"): either they are ordinary English ("lead",
 # "men", "cat") or so generic that they would become hub nodes of the graph ("drug", "patients").
@@ -64,15 +74,18 @@ class _Key:
     variant: bool = False
     case_forms: set[str] = field(default_factory=set)  # acronym spellings that must match exactly
     any_case: bool = False  # some non-acronym surface shares this key
+    german: bool = False  # a generated German form: matched in German text only
+    de_case: dict[str, str] = field(default_factory=dict)  # German abbreviation spelling -> MeSH ID
 
 
 class GazetteerNER:
     """Longest-leftmost dictionary matching with folding and offset mapping."""
 
-    def __init__(self, vocab: Vocabulary, cfg: NerConfig | None = None) -> None:
+    def __init__(self, vocab: Vocabulary, cfg: NerConfig | None = None, german_keys: bool = True) -> None:
         t0 = time.perf_counter()
         self.vocab = vocab
         self.cfg = cfg or NerConfig()
+        self.german_keys = german_keys
         self._keys: list[_Key] = []
         self._automaton = ahocorasick.Automaton()
         self._build()
@@ -105,14 +118,48 @@ class GazetteerNER:
             if variant not in keys and len(variant) >= self.cfg.min_term_chars:
                 keys[variant] = _Key(variant, entry.ids, variant=True, any_case=True)
 
+    def _add_german(self, keys: dict[str, _Key]) -> None:
+        """German-only keys: inflected German names, German spellings of English names, and the
+        curated German clinical abbreviations (see the module docstring)."""
+        from medgraph.link.abbreviations import german_abbreviations
+
+        for form, ids in self.vocab.german_index.items():
+            if (
+                form not in keys
+                and form not in STOP_DE
+                and form not in STOP_EN
+                and len(form) >= self.cfg.min_term_chars
+            ):
+                keys[form] = _Key(form, ids, variant=True, any_case=True, german=True)
+        for short, row in german_abbreviations().items():
+            if row.mesh_id not in self.vocab:
+                continue
+            key = match_key(short)
+            entry = keys.setdefault(key, _Key(key, (row.mesh_id,), german=True))
+            entry.de_case[unicodedata.normalize("NFKC", short)] = row.mesh_id
+
     def _build(self) -> None:
         keys = self._collect()
         self._add_variants(keys)
+        if self.german_keys:
+            self._add_german(keys)
         for key in sorted(keys):
             padded = (" " if not is_cjk(key[0]) else "") + key + (" " if not is_cjk(key[-1]) else "")
             self._automaton.add_word(padded, (len(self._keys), len(padded)))
             self._keys.append(keys[key])
         self._automaton.make_automaton()
+
+    def _reading(self, entry: _Key, surface: str, language: str) -> tuple[str, str, float] | None:
+        """(MeSH ID, method, score) of a matched key, or None when the match is not accepted."""
+        if entry.de_case and language == "de":
+            mesh_id = entry.de_case.get(unicodedata.normalize("NFKC", surface))
+            if mesh_id is not None:
+                return mesh_id, "abbreviation", SCORE_GERMAN_ABBREVIATION
+        if (entry.german and language != "de") or not entry.ids or not self._accept(entry, surface, language):
+            return None
+        if entry.variant:
+            return entry.ids[0], "normalised", SCORE_VARIANT
+        return entry.ids[0], "exact", SCORE_EXACT
 
     def _accept(self, entry: _Key, surface: str, language: str) -> bool:
         if entry.case_forms and unicodedata.normalize("NFKC", surface) in entry.case_forms:
@@ -147,21 +194,13 @@ class GazetteerNER:
         for start, end, kid in candidates:
             if start < last_end:
                 continue
-            entry = self._keys[kid]
             surface = text[start:end]
-            if not self._accept(entry, surface, language):
+            reading = self._reading(self._keys[kid], surface, language)
+            if reading is None:
                 continue
-            mesh_id = entry.ids[0]
+            mesh_id, method, score = reading
             mentions.append(
-                Mention(
-                    start,
-                    end,
-                    surface,
-                    mesh_id,
-                    self.vocab.category(mesh_id),
-                    "normalised" if entry.variant else "exact",
-                    SCORE_VARIANT if entry.variant else SCORE_EXACT,
-                )
+                Mention(start, end, surface, mesh_id, self.vocab.category(mesh_id), method, score)
             )
             last_end = end
         return mentions

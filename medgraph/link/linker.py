@@ -5,6 +5,9 @@ chunk text they come from, used to resolve in-document abbreviations).
 Output: ``LinkResult(mesh_id | None, method, score, category)``.
 
 Cascade (first hit wins; deterministic):
+0. ``abbreviation`` (German text only): the surface, spelled exactly so, is a short form of the
+   curated German clinical abbreviation table (``KHK``, ``pAVK``, ``HI``;
+   ``medgraph.link.abbreviations.german_abbreviations``).
 1. ``abbreviation``: the surface is a short form defined in the context (``long form (SF)``);
    the long form is linked with steps 2-5 and its score kept.
 2. ``exact``: ``match_key`` (case/diacritic/width-folded, punctuation as spaces) in the index.
@@ -19,7 +22,9 @@ Cascade (first hit wins; deterministic):
    (``medgraph.link.compose``: ``Schilddrüsenkrebs`` → thyroid neoplasms, ``急性肾衰竭`` → acute renal
    failure), the English phrase looked up through steps 2-3 and the neoplasm head.
 7. ``language``: German and Chinese spelling variants (``medgraph.link.variants``), for a
-   surface in German (``language="de"``) or written in CJK: German inflection, umlaut and loan-word
+   surface in German (``language="de"``) or written in CJK: the vocabulary's generated German forms
+   (``Vocabulary.german_index``: inflected German names, German spellings of English names), German
+   inflection (Snowball stems), umlaut and loan-word
    spellings (``Sklerose`` → ``sclerosis``) and compounds split into parts the German names
    know (``Lungenentzündung`` ~ ``Entzündung der Lunge``); Chinese modifiers (``急性``/``慢性``) and
    disease heads (``病``/``症``/``综合征``), through steps 2-3.
@@ -41,7 +46,7 @@ from typing import Any
 
 from medgraph.config.models import LinkingConfig
 from medgraph.extract.text import has_cjk, match_key, norm_key
-from medgraph.link.abbreviations import abbreviation_map
+from medgraph.link.abbreviations import abbreviation_map, german_abbreviations
 from medgraph.link.compose import Composer
 from medgraph.link.dense import rescore
 from medgraph.link.tfidf import CharNgramIndex
@@ -78,10 +83,15 @@ NO_LINK = LinkResult(None, "none", 0.0)
 class Linker:
     """Dictionary → normalised → composite → TF-IDF cascade with abbreviation resolution."""
 
-    def __init__(self, vocab: Vocabulary, cfg: LinkingConfig | None = None, dense: Any = None) -> None:
-        """``dense``: a ``DenseNameIndex`` (built on first use when ``cfg.dense`` and not given)."""
+    def __init__(
+        self, vocab: Vocabulary, cfg: LinkingConfig | None = None, dense: Any = None, german_morphology: bool = True
+    ) -> None:
+        """``dense``: a ``DenseNameIndex`` (built on first use when ``cfg.dense`` and not given).
+        ``german_morphology=False`` drops the German abbreviation table, the generated German forms
+        and the Snowball stems (the previous German rules; for before/after measurements)."""
         self.vocab = vocab
         self.cfg = cfg or LinkingConfig()
+        self.german_morphology = german_morphology
         self._tfidf: CharNgramIndex | None = None
         self._dense = dense
         self._german: tuple[GermanLexicon, Index] | None = None
@@ -163,7 +173,8 @@ class Linker:
         """The German compound lexicon and the index of German names by ``GermanLexicon.key``."""
         if self._german is None:
             german_terms = [t for t in self.vocab.terms if t[1] == "de"]
-            lexicon = GermanLexicon(t[0] for t in german_terms)
+            stemmer = "snowball" if self.german_morphology else "simple"
+            lexicon = GermanLexicon((t[0] for t in german_terms), stemmer=stemmer)
             self._german = lexicon, build_index(german_terms, lexicon.key)
         return self._german
 
@@ -192,6 +203,9 @@ class Linker:
         if has_cjk(surface):
             forms = chinese_forms(surface)
         elif language == "de":
+            ids = self.vocab.german_index.get(match_key(surface)) if self.german_morphology else None
+            if ids:
+                return self._result(ids[0], "language", SCORE_LANGUAGE)
             lexicon, index = self.german
             ids = index.get(lexicon.key(surface))
             if ids:
@@ -248,10 +262,20 @@ class Linker:
             if mesh_id is not None and score >= self.cfg.dense_threshold:
                 results[i] = self._result(mesh_id, "dense", round(score, 4))
 
+    def german_abbreviation(self, surface: str, language: str) -> LinkResult | None:
+        """Step 0: a short form of the curated German table, spelled exactly so (German text only)."""
+        if language != "de" or not self.german_morphology:
+            return None
+        row = german_abbreviations().get(surface.strip())
+        if row is None or row.mesh_id not in self.vocab:
+            return None
+        return self._result(row.mesh_id, "abbreviation", SCORE_LANGUAGE)
+
     def rules(self, surface: str, language: str = "en") -> LinkResult | None:
-        """Steps 2-7 of the cascade: every dictionary-based step, nothing fuzzy."""
+        """Steps 0 and 2-7 of the cascade: every dictionary-based step, nothing fuzzy."""
         return (
-            self.dictionary(surface)
+            self.german_abbreviation(surface, language)
+            or self.dictionary(surface)
             or self._composite(surface)
             or self._variant(surface)
             or self.compose(surface, language)

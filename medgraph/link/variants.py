@@ -16,6 +16,21 @@ German (general rules, no term lists):
   ``es``/``e`` (Fugen) dropped; ``GermanLexicon.key`` is the sorted stems of all parts, so
   ``Lungenentzündung`` and ``Entzündung der Lunge`` share a key.
 
+Morphology for the German index keys and the gazetteer (general rules, no term lists):
+- ``de_snowball``: the German Snowball stemmer (PyStemmer, already the lexical retrieval path's
+  stemmer) on folded words: ``Nierenerkrankungen`` / ``Nierenerkrankung`` → ``nierenerkrank``,
+  ``chronischer`` / ``chronischen`` → ``chronisch``; ``GermanLexicon`` keys use it by default
+  (``stemmer="simple"`` keeps the one-ending ``de_stem``), chosen on the held-out German dev names;
+- ``german_inflections``: the inflected forms of a German name the gazetteer also matches in German
+  text: noun plural/genitive endings by the noun's ending (``-e`` → ``-en``, ``-ung`` → ``-ungen``,
+  ``-om`` → ``-ome``, ``-itis`` → ``-itiden``, …) and adjective endings (``chronische`` →
+  ``chronischen``/``chronischer``/``chronisches``/``chronischem``);
+- ``german_spellings``: the German spellings of an English Latin/Greek medical name (the loan-word
+  rules above run backwards: ``pneumonia`` → ``pneumonie``, ``carcinoma`` → ``karzinom``,
+  ``osteoporosis`` → ``osteoporose``, ``hypoglycemia`` → ``hypoglykamie``, ``furosemide`` →
+  ``furosemid``, ``diabetic nephropathy`` → ``diabetische nephropathie``), each with its
+  inflections; the gazetteer adds them as German-only keys.
+
 Chinese: leading course/onset modifiers (``急性``, ``慢性``, ``原发性``, …) dropped, the disease
 heads ``病`` / ``症`` / ``疾病`` / ``综合征`` / ``综合症`` swapped or dropped (``抑郁症`` ↔ ``抑郁``), and
 ``癌`` / ``癌症`` / ``恶性肿瘤`` / ``肿瘤`` swapped (MeSH files cancers under "neoplasms").
@@ -25,7 +40,10 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+
+import Stemmer
 
 from medgraph.extract.text import fold, match_key
 
@@ -71,6 +89,162 @@ def de_stem(word: str) -> str:
         if word.endswith(ending) and len(word) - len(ending) >= 4:
             return word[: -len(ending)]
     return word
+
+
+_SNOWBALL = Stemmer.Stemmer("german")
+
+
+@lru_cache(maxsize=200_000)
+def de_snowball(word: str) -> str:
+    """German Snowball stem of one (folded) word: ``erkrankungen`` → ``erkrank``."""
+    return str(_SNOWBALL.stemWord(word))
+
+
+# noun endings → the endings of its plural / genitive forms (first match wins; ordered)
+_NOUN_ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("itis", ("itiden",)),
+    ("ung", ("ungen",)),
+    ("heit", ("heiten",)),
+    ("keit", ("keiten",)),
+    ("ion", ("ionen",)),
+    ("tat", ("taten",)),
+    ("ie", ("ien",)),
+    ("e", ("en",)),
+    ("enz", ("enzen",)),
+    ("anz", ("anzen",)),
+    ("ur", ("uren",)),
+    ("en", ("ens",)),
+    ("um", ("en", "ums")),
+    ("om", ("ome", "oms", "omen")),
+    ("em", ("eme", "ems", "emen")),
+    ("ik", ("iken",)),
+    ("in", ("ins", "ine", "inen")),
+    ("el", ("els", "eln")),
+    ("er", ("ers", "ern")),
+    ("", ("e", "es", "s", "en")),
+)
+_ADJECTIVE_ENDINGS = ("e", "en", "er", "es", "em")
+MAX_INFLECTIONS = 24
+
+
+def noun_inflections(noun: str) -> list[str]:
+    """Plural and genitive forms of a (folded) German noun, by its ending."""
+    if len(noun) < 4 or not noun.isalpha():
+        return []
+    for ending, forms in _NOUN_ENDINGS:
+        if noun.endswith(ending):
+            stem = noun[: len(noun) - len(ending)]
+            return [stem + f for f in forms if stem + f != noun]
+    return []
+
+
+def adjective_stem(word: str) -> str | None:
+    """The stem of an inflected German adjective (``chronische`` → ``chronisch``), else None."""
+    for ending in ("em", "en", "er", "es", "e"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3 and word.isalpha():
+            return word[: -len(ending)]
+    return None
+
+
+def german_inflections(term: str) -> list[str]:
+    """Inflected forms (``match_key`` spelling) of a German name: adjectives before the last word
+    with every adjective ending, the last word with its plural / genitive endings."""
+    words = match_key(term).split()
+    if not words or len(words) > 4 or any(not w.isalpha() for w in words):
+        return []
+    options: list[list[str]] = []
+    for word in words[:-1]:
+        stem = adjective_stem(word) if word not in DE_FUNCTION_WORDS else None
+        options.append([word, *(stem + e for e in _ADJECTIVE_ENDINGS if stem + e != word)] if stem else [word])
+    options.append([words[-1], *noun_inflections(words[-1])])
+    key = " ".join(words)
+    forms = (" ".join(c) for c in itertools.product(*options))
+    return [f for f in itertools.islice(forms, MAX_INFLECTIONS + 1) if f != key][:MAX_INFLECTIONS]
+
+
+# English endings → German endings of Latin/Greek medical words (the loan rules run backwards)
+_EN_TO_DE_ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("aemia", ("amie",)),
+    ("emia", ("amie",)),
+    ("entia", ("enz",)),
+    ("osis", ("ose",)),
+    ("esis", ("ese",)),
+    ("asis", ("ase",)),
+    ("omas", ("ome",)),
+    ("oma", ("om",)),
+    ("ism", ("ismus",)),
+    ("ence", ("enz",)),
+    ("ance", ("anz",)),
+    ("ics", ("ik",)),
+    ("ia", ("ie",)),
+    ("ea", ("oe",)),
+    ("y", ("ie",)),
+    ("ine", ("in",)),
+    ("ide", ("id",)),
+    ("ate", ("at",)),
+    ("one", ("on",)),
+    ("ome", ("om",)),
+    ("ure", ("ur",)),
+    ("ous", ("os",)),
+)
+# English adjective endings → German adjective stems (inflected with _ADJECTIVE_ENDINGS)
+_EN_TO_DE_ADJECTIVES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ical", ("isch",)),
+    ("ic", ("isch",)),
+    ("ary", ("ar", "al")),
+    ("al", ("al", "ell")),
+    ("ive", ("iv",)),
+    ("ous", ("os",)),
+    ("ar", ("ar",)),
+    ("ute", ("ut",)),
+)
+MIN_SPELLING = 6
+
+
+def _german_letters(word: str) -> list[str]:
+    """``c`` → ``k`` (and → ``z`` before e/i/y, the Latin rule), ``ct`` → ``kt``: both spellings."""
+    all_k = re.sub(r"c(?!h)", "k", word.replace("ck", "k"))
+    latin = re.sub(r"c(?=[eiy])", "z", word.replace("ck", "k"))
+    latin = re.sub(r"c(?!h)", "k", latin)
+    return list(dict.fromkeys((latin, all_k)))
+
+
+def _german_word(word: str, endings: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
+    out: list[str] = []
+    for ending, replacements in endings:
+        if word.endswith(ending) and len(word) > len(ending) + 2:
+            out += [word[: len(word) - len(ending)] + r for r in replacements]
+            break
+    else:
+        out.append(word)
+    return list(dict.fromkeys(s for w in out for s in _german_letters(w)))
+
+
+def german_spellings(english: str) -> list[str]:
+    """German spellings (folded, umlauts as plain vowels) of an English Latin/Greek name of one or
+    two words (an adjective and a noun), each with its inflections; the name itself excluded."""
+    key = match_key(english)
+    words = key.split()
+    if not key.isascii() or not 1 <= len(words) <= 2 or any(not w.isalpha() for w in words) or "," in english:
+        return []
+    nouns = [n for n in _german_word(words[-1], _EN_TO_DE_ENDINGS) if len(n) >= MIN_SPELLING]
+    if len(words) == 1:  # an English word German spells alike matches as it is (no new inflections)
+        nouns = [n for n in nouns if n != words[0]]
+    if len(words) == 1:
+        bases = nouns
+        forms = [*bases, *(f for n in bases for f in noun_inflections(n))]
+    else:
+        stems: list[str] = []
+        for ending, replacements in _EN_TO_DE_ADJECTIVES:
+            if words[0].endswith(ending) and len(words[0]) > len(ending) + 1:
+                stems = [words[0][: len(words[0]) - len(ending)] + r for r in replacements]
+                break
+        # attributive endings only (chronische, chronischen, chronischer, chronisches), the Latin
+        # spelling only, the noun and its first plural form: a bounded number of keys per name
+        adjectives = [_german_letters(s)[0] + e for s in stems for e in _ADJECTIVE_ENDINGS[:4]]
+        nouns = nouns[:1]
+        forms = [f"{a} {n}" for a in adjectives for n in (*nouns, *noun_inflections(nouns[0])[:1])] if nouns else []
+    return [f for f in dict.fromkeys(forms) if f != key]
 
 
 def umlaut_folded(text: str) -> str:
@@ -143,23 +317,25 @@ def chinese_forms(surface: str) -> list[str]:
 class GermanLexicon:
     """Known German word stems (from the vocabulary's German names) for splitting compounds."""
 
-    def __init__(self, terms: Iterable[str], min_part: int = 4) -> None:
+    def __init__(self, terms: Iterable[str], min_part: int = 4, stemmer: str = "snowball") -> None:
+        """``stemmer``: ``snowball`` (German Snowball, the default) or ``simple`` (``de_stem``)."""
         self.min_part = min_part
+        self.stem: Callable[[str], str] = de_snowball if stemmer == "snowball" else de_stem
         self.parts: set[str] = set()
         for term in terms:
             for word in umlaut_folded(match_key(term)).split():
                 if len(word) >= min_part and word.isalpha() and word not in DE_FUNCTION_WORDS:
-                    self.parts.add(de_stem(word))
+                    self.parts.add(self.stem(word))
 
     def _known(self, part: str) -> bool:
-        return len(part) >= self.min_part and (part in self.parts or de_stem(part) in self.parts)
+        return len(part) >= self.min_part and (part in self.parts or self.stem(part) in self.parts)
 
     def _modifier(self, part: str) -> str | None:
         if self._known(part):
-            return de_stem(part)
+            return self.stem(part)
         for fuge in FUGEN:
             if part.endswith(fuge) and self._known(part[: -len(fuge)]):
-                return de_stem(part[: -len(fuge)])
+                return self.stem(part[: -len(fuge)])
         return None
 
     def split(self, word: str, depth: int = 2) -> list[str]:
@@ -171,8 +347,8 @@ class GermanLexicon:
             modifier = self._modifier(word[:i])
             if modifier is not None:
                 parts = self.split(word[:i], depth - 1) if depth > 1 else []
-                return [*(parts if len(parts) > 1 else [modifier]), de_stem(head)]
-        return [de_stem(word)]
+                return [*(parts if len(parts) > 1 else [modifier]), self.stem(head)]
+        return [self.stem(word)]
 
     def key(self, term: str) -> str:
         """Sorted part stems of a German term (function words dropped, compounds split)."""

@@ -14,6 +14,11 @@ Translation pairs (``translation_pairs``, ``babelon``: a German or Chinese term 
 name) are joined after every source is read: the English name's ``match_key``, else its
 ``norm_key``, must point to exactly one descriptor through its English names and entry terms;
 the manifest's ``translation_join`` says how many pairs and terms were joined per language.
+
+German: the manifest's ``german_forms`` counts the generated German forms of ``german_index``
+(inflected German names, German spellings of English names; ``medgraph.ontology.vocabulary``) and
+``german_abbreviations`` records the curated German clinical abbreviation table (source, licence,
+rows, rows whose MeSH ID is in the vocabulary); the table's size is part of the fingerprint.
 """
 
 from __future__ import annotations
@@ -132,8 +137,11 @@ def join_translations(acc: _Acc) -> dict[str, dict[str, int]]:
 
 
 def config_fingerprint(cfg: VocabularyConfig) -> str:
-    """Hash of the format version and source list (kinds, paths, flags, file sizes): a cache key."""
-    parts: list[Any] = [FORMAT_VERSION]
+    """Hash of the format version, the German abbreviation table's size and the source list (kinds,
+    paths, flags, file sizes): a cache key."""
+    from medgraph.link.abbreviations import GERMAN_ABBREVIATIONS
+
+    parts: list[Any] = [FORMAT_VERSION, GERMAN_ABBREVIATIONS.stat().st_size]
     for s in cfg.sources:
         sizes = [p.stat().st_size for p in resolve_paths(s.path)]
         parts.append([s.kind, s.path, s.optional, sizes])
@@ -208,6 +216,8 @@ def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
     }
     vocab = Vocabulary(entities, terms, manifest)
     _ = vocab.exact_index, vocab.norm_index, vocab.surface_table
+    manifest["german_forms"] = german_forms_summary(vocab)
+    manifest["german_abbreviations"] = german_abbreviations_summary(vocab)
     manifest["build_seconds"] = round(time.perf_counter() - t0, 2)
     log.info(
         "built vocabulary: %d entities, %d terms in %.1fs",
@@ -216,6 +226,30 @@ def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
         manifest["build_seconds"],
     )
     return vocab
+
+
+def german_forms_summary(vocab: Vocabulary) -> dict[str, Any]:
+    """How many generated German forms the vocabulary holds, and for how many descriptors."""
+    index = vocab.german_index
+    return {
+        "forms": len(index),
+        "ids": len({ids[0] for ids in index.values()}),
+        "rules": "medgraph.link.variants (german_inflections, german_spellings)",
+    }
+
+
+def german_abbreviations_summary(vocab: Vocabulary) -> dict[str, Any]:
+    """Provenance of the curated German clinical abbreviation table and how much of it resolves."""
+    from medgraph.link.abbreviations import GERMAN_ABBREVIATIONS, german_abbreviations
+
+    table = german_abbreviations()
+    return {
+        "path": f"pkg:{GERMAN_ABBREVIATIONS.name}",
+        "source": "written for this project from general German clinical usage (not from a corpus)",
+        "licence": "Apache-2.0 (this repository)",
+        "rows": len(table),
+        "resolved": sum(1 for row in table.values() if row.mesh_id in vocab),
+    }
 
 
 def build_summary(vocab: Vocabulary) -> dict[str, Any]:
@@ -228,6 +262,8 @@ def build_summary(vocab: Vocabulary) -> dict[str, Any]:
         "terms_by_lang",
         "ids_with_name_by_lang",
         "translation_join",
+        "german_forms",
+        "german_abbreviations",
         "categories",
         "build_seconds",
         "fingerprint",

@@ -5,7 +5,11 @@ Output: ``entities`` (MeSH ID → ``Entity`` with per-language names), ``terms``
 with language, rank and mined count), and two lookup indices used by NER and linking:
 ``exact_index`` (``match_key`` → ranked MeSH IDs) and ``norm_index`` (``norm_key`` → ranked IDs),
 plus ``surface_table`` (``match_key`` → acronym spellings, and whether a non-acronym surface
-shares the key) which the gazetteer uses for case-sensitive acronyms.
+shares the key) which the gazetteer uses for case-sensitive acronyms, and ``german_index``
+(generated German forms → MeSH IDs: inflected German names and German spellings of English
+Latin/Greek names, ``medgraph.link.variants``; forms that are already keys, stop words or shared by
+two descriptors are left out), which the gazetteer and the linker use for German text only. All
+four are computed at build time and saved with the vocabulary.
 
 On disk (``save(dir)``): ``vocab.pkl`` (one pickle holding entities, terms and both indices; loads
 in about a second for the full MeSH) and ``manifest.json`` (sources, counts per language).
@@ -32,7 +36,7 @@ log = logging.getLogger(__name__)
 RANK_NAME = 0
 RANK_SYNONYM = 1
 RANK_MINED = 2
-FORMAT_VERSION = 5  # bump when keys, indices or the pickle layout change
+FORMAT_VERSION = 6  # bump when keys, indices or the pickle layout change
 
 # (surface, lang, mesh_id, rank, mined count)
 Term = tuple[str, str, str, int, int]
@@ -90,6 +94,39 @@ def build_index(terms: Iterable[Term], key: Callable[[str], str]) -> Index:
     return {k: _rank_ids(v) for k, v in acc.items()}
 
 
+# German forms never generated: generic words that are also MeSH names (the gazetteer's English
+# stop list covers the English spellings they come from), and false friends, whose German
+# spelling means something else in a clinical letter (Ambulanz: outpatient clinic, not ambulance;
+# Kultur: a microbial culture, not MeSH Culture; Plastik: a surgical repair; Projektion: an imaging
+# projection, not the defence mechanism)
+GERMAN_FORM_STOP = frozenset(
+    "patienten patient therapie therapien diagnose diagnosen analyse analysen methode methoden studie "
+    "studien kontrolle kontrollen gruppe gruppen rate raten risiko form formen art arten rat "
+    "ambulanz ambulanzen kultur kulturen plastik plastiken projektion projektionen".split()
+)
+
+
+def build_german_index(terms: Iterable[Term], exact: Index) -> Index:
+    """Generated German form → the IDs of the name it comes from (see the module docstring)."""
+    from medgraph.extract.ner import STOP_DE, STOP_EN
+    from medgraph.link.variants import german_inflections, german_spellings
+
+    found: dict[str, set[str]] = defaultdict(set)
+    readings: dict[str, tuple[str, ...]] = {}
+    for surface, lang, _mesh_id, rank, _count in terms:
+        if rank >= RANK_MINED or lang not in ("de", "en") or is_acronym(surface):
+            continue
+        key = match_key(surface)
+        ids = exact.get(key)
+        if not ids or key in STOP_EN or key in STOP_DE:
+            continue
+        for form in german_inflections(surface) if lang == "de" else german_spellings(surface):
+            if form not in exact and form not in GERMAN_FORM_STOP and form not in STOP_DE:
+                found[form].add(ids[0])
+                readings.setdefault(form, ids)
+    return {form: readings[form] for form, first in found.items() if len(first) == 1}
+
+
 @dataclass
 class Vocabulary:
     entities: dict[str, Entity]
@@ -98,6 +135,7 @@ class Vocabulary:
     _exact: Index | None = field(default=None, repr=False)
     _norm: Index | None = field(default=None, repr=False)
     _surfaces: SurfaceTable | None = field(default=None, repr=False)
+    _german: Index | None = field(default=None, repr=False)
     directory: str = ""  # where it was loaded from ("" when built in memory): derived caches go there
 
     def __len__(self) -> int:
@@ -131,6 +169,12 @@ class Vocabulary:
             self._surfaces = build_surface_table(self.terms)
         return self._surfaces
 
+    @property
+    def german_index(self) -> Index:
+        if self._german is None:
+            self._german = build_german_index(self.terms, self.exact_index)
+        return self._german
+
     def without_mined(self) -> Vocabulary:
         """The same vocabulary minus surface forms mined from annotated corpora (for baselines)."""
         terms = [t for t in self.terms if t[3] != RANK_MINED]
@@ -149,6 +193,7 @@ class Vocabulary:
             "exact": self.exact_index,
             "norm": self.norm_index,
             "surfaces": self.surface_table,
+            "german": self.german_index,
         }
         tmp = out / "vocab.pkl.tmp"
         with open(tmp, "wb") as fh:
@@ -172,7 +217,9 @@ class Vocabulary:
         }
         manifest_path = src / "manifest.json"
         manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-        vocab = cls(entities, state["terms"], manifest, state["exact"], state["norm"], state["surfaces"], str(src))
+        vocab = cls(
+            entities, state["terms"], manifest, state["exact"], state["norm"], state["surfaces"], state["german"], str(src)
+        )
         log.info("loaded vocabulary %s: %d entities in %.2fs", src, len(entities), time.perf_counter() - t0)
         return vocab
 

@@ -1,0 +1,186 @@
+"""German offline linking before / after the German morphology, forms and abbreviation table.
+
+"Before" is the same code and vocabulary with the German additions switched off: the gazetteer
+without its German-only keys (``GazetteerNER(german_keys=False)``: no inflected German names, no
+German spellings of English names, no German abbreviation table) and the linker with
+``german_morphology=False`` (no abbreviation table, no generated forms, the one-ending stemmer
+instead of Snowball). "After" is the default.
+
+Two parts, both printed as JSON:
+
+- ``letters`` (default): the GraSCCo German clinical letters (``german_grascco/grascco_phi.jsonl``
+  under ``$MEDGRAPH_SHARED_DATA``, default ``../shared/data``), extracted with ``EntityExtractor``
+  (gazetteer + second NER stage + in-document abbreviations): linked mentions and distinct MeSH
+  IDs before / after, by method, and a seeded random sample of the mentions only "after" has (a new
+  span, or the same span with another ID), each with its context, for reading by hand
+  (``--sample``; ``--sample-out FILE`` writes it as TSV).
+- ``--dev``: held-out German vocabulary names (``medgraph.link.devset.held_out``: a random 20% of
+  the descriptors with German names lose them; seeds 0 and 1), linked by the dictionary cascade
+  without the dense step, Acc@1 before / after; ``inflected`` links the same names in an inflected
+  form (plural of the last word, ``-en`` on adjectives) to measure the inflection handling. No
+  public benchmark's test split is read.
+
+    python benchmarks/german_linking.py [--config configs/local.yaml] [--dev] [--sample 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from medgraph.config import load_config  # noqa: E402
+from medgraph.extract.ner import GazetteerNER  # noqa: E402
+from medgraph.link import EntityExtractor  # noqa: E402
+from medgraph.link.devset import held_out  # noqa: E402
+from medgraph.link.linker import Linker  # noqa: E402
+from medgraph.link.variants import german_inflections  # noqa: E402
+from medgraph.ontology.build import load_or_build  # noqa: E402
+from medgraph.ontology.vocabulary import Vocabulary  # noqa: E402
+from medgraph.schemas import Mention  # noqa: E402
+
+
+def extractors(vocab: Vocabulary, cfg: Any) -> tuple[EntityExtractor, EntityExtractor]:
+    after = EntityExtractor(vocab, cfg.ner, cfg.linking)
+    before = EntityExtractor(vocab, cfg.ner, cfg.linking)
+    before.ner = GazetteerNER(vocab, cfg.ner, german_keys=False)
+    before.linker = Linker(vocab, cfg.linking, german_morphology=False)
+    return before, after
+
+
+def letters(root: Path) -> list[dict[str, Any]]:
+    with open(root / "german_grascco" / "grascco_phi.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _context(text: str, m: Mention, width: int = 40) -> str:
+    left = text[max(0, m.start - width) : m.start].replace("\n", " ")
+    right = text[m.end : m.end + width].replace("\n", " ")
+    return f"{left}[[{m.surface}]]{right}"
+
+
+def _name(vocab: Vocabulary, mesh_id: str | None) -> str:
+    entity = vocab.get(mesh_id or "")
+    return entity.name if entity else str(mesh_id)
+
+
+def measure_letters(vocab: Vocabulary, cfg: Any, root: Path, sample: int, seed: int) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    before, after = extractors(vocab, cfg)
+    build_s = time.perf_counter() - t0
+    docs = letters(root)
+    runs: dict[str, list[list[Mention]]] = {}
+    seconds: dict[str, float] = {}
+    for name, ex in (("before", before), ("after", after)):
+        ex.extract(docs[0].get("text") or "", "de")  # lazy indices outside the timing
+        start = time.perf_counter()
+        runs[name] = [[m for m in ex.extract(d.get("text") or "", "de") if m.mesh_id] for d in docs]
+        seconds[name] = round(time.perf_counter() - start, 2)
+    new: list[tuple[str, str, Mention]] = []
+    for doc, old, cur in zip(docs, runs["before"], runs["after"], strict=True):
+        seen = {(m.start, m.end, m.mesh_id) for m in old}
+        new += [
+            (doc.get("id") or doc.get("doc_id") or "", doc.get("text") or "", m)
+            for m in cur
+            if (m.start, m.end, m.mesh_id) not in seen
+        ]
+    rng = random.Random(seed)
+    picked = rng.sample(new, min(sample, len(new)))
+    rows = []
+    for doc_id, text, m in picked:
+        e = vocab.get(m.mesh_id or "")
+        rows.append(
+            {
+                "doc": doc_id,
+                "surface": m.surface,
+                "mesh_id": m.mesh_id,
+                "name": e.name if e else "",
+                "method": m.method,
+                "context": _context(text, m),
+            }
+        )
+    new_counts = Counter(f"{m.surface} -> {_name(vocab, m.mesh_id)}" for _, _, m in new)
+    return {
+        "docs": len(docs),
+        "chars": sum(len(d.get("text") or "") for d in docs),
+        "mentions": {k: sum(map(len, v)) for k, v in runs.items()},
+        "distinct_ids": {k: len({m.mesh_id for ms in v for m in ms}) for k, v in runs.items()},
+        "methods": {
+            k: dict(Counter(m.method for ms in v for m in ms).most_common()) for k, v in runs.items()
+        },
+        "new_mentions": len(new),
+        "new_distinct": len(new_counts),
+        "extract_seconds": seconds,
+        "extractor_build_seconds_both": round(build_s, 1),
+        "sample_seed": seed,
+        "sample": rows,
+        "new": new_counts.most_common(),
+    }
+
+
+def _inflected(term: str) -> str | None:
+    """One inflected form: ``-en`` on adjectives and the last word's first plural/genitive form."""
+    forms: list[str] = german_inflections(term)
+    want_adj = len(term.split()) > 1
+    for f in forms:
+        if not want_adj or all(w.endswith("en") for w in f.split()[:-1]):
+            return f
+    return forms[0] if forms else None
+
+
+def measure_dev(vocab: Vocabulary, cfg: Any, seeds: list[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    link_cfg = cfg.linking.model_copy(update={"dense": False})
+    for seed in seeds:
+        dev_vocab, queries = held_out(vocab, 0.2, seed, ("de",))
+        sets = {"names": [(t, gold) for _, t, gold in queries]}
+        sets["inflected"] = [(f, gold) for t, gold in sets["names"] if (f := _inflected(t))]
+        res: dict[str, Any] = {"queries": {k: len(v) for k, v in sets.items()}}
+        for name, german in (("before", False), ("after", True)):
+            linker = Linker(dev_vocab, link_cfg, german_morphology=german)
+            for set_name, items in sets.items():
+                got = [r.mesh_id for r in linker.link_many([t for t, _ in items], "de")]
+                acc = sum(g == gold for g, (_, gold) in zip(got, items, strict=True)) / max(len(items), 1)
+                cov = sum(g is not None for g in got) / max(len(items), 1)
+                res.setdefault(set_name, {})[name] = {"acc@1": round(acc, 4), "linked": round(cov, 4)}
+        out[f"seed{seed}"] = res
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", default=str(REPO / "configs" / "local.yaml"))
+    ap.add_argument(
+        "--dev", action="store_true", help="held-out German vocabulary names instead of the letters"
+    )
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--sample", type=int, default=60)
+    ap.add_argument("--sample-seed", type=int, default=0)
+    ap.add_argument("--sample-out", default=None, help="write the hand-check sample as TSV")
+    args = ap.parse_args()
+    cfg = load_config(args.config, [])
+    vocab = load_or_build(cfg.vocabulary)
+    if args.dev:
+        print(json.dumps({"dev": measure_dev(vocab, cfg, args.seeds)}, indent=1, ensure_ascii=False))
+        return
+    root = Path(os.environ.get("MEDGRAPH_SHARED_DATA", REPO.parent / "shared" / "data"))
+    result = measure_letters(vocab, cfg, root, args.sample, args.sample_seed)
+    if args.sample_out:
+        with open(args.sample_out, "w", encoding="utf-8") as fh:
+            fh.write("correct\tsurface\tmesh_id\tname\tmethod\tcontext\n")
+            for r in result["sample"]:
+                fh.write(f"\t{r['surface']}\t{r['mesh_id']}\t{r['name']}\t{r['method']}\t{r['context']}\n")
+    print(json.dumps({"letters": result}, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
