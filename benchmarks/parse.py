@@ -40,7 +40,8 @@ sys.path.insert(0, str(REPO))
 from medgraph.config import load_config  # noqa: E402
 from medgraph.config.models import OcrConfig, ParseConfig  # noqa: E402
 from medgraph.ingest.ocr import character_error_rate  # noqa: E402
-from medgraph.ingest.pdf import load_pdf, open_pdf  # noqa: E402
+from medgraph.ingest.parsed import open_pdf  # noqa: E402
+from medgraph.ingest.pdf import load_pdf  # noqa: E402
 from medgraph.ingest.pdf_tools import rasterise_pdf, text_pdf  # noqa: E402
 
 SHARED = Path(os.environ.get("MEDGRAPH_SHARED_DATA", REPO.parent / "shared" / "data"))

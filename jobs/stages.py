@@ -161,7 +161,8 @@ class OcrAndChunk:
 
     def _ocr(self, payload: dict[str, Any]) -> Document | Failure:
         from medgraph.ingest.isolation import run_isolated
-        from medgraph.ingest.pdf import ParsedPdf, assemble
+        from medgraph.ingest.parsed import ParsedPdf
+        from medgraph.ingest.pdf import assemble
 
         parsed = ParsedPdf.from_dict(payload)
         try:

@@ -101,7 +101,7 @@ def gold_key(doc_id: str) -> str:
     """What a document ID is compared by: a file document by its file name (``file:cdc.pdf@<hash>``
     → ``file:cdc.pdf``), since a question file names the PDF, not the folder it was indexed from;
     other IDs as they are."""
-    from medgraph.ingest.loaders import file_doc_name
+    from medgraph.ingest.storage import file_doc_name
 
     name = file_doc_name(doc_id)
     return f"file:{name}" if name is not None else doc_id

@@ -39,7 +39,6 @@ Provenance: when a local file's folder has a ``PROVENANCE.md`` (as the shared da
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import json
 import re
@@ -71,7 +70,6 @@ _CLINICAL_SECTION = re.compile(
 _DATASET_NOTE = re.compile(r"^(PROVENANCE|README|LICEN[CS]E|NOTICE)\b", re.IGNORECASE)
 _DIALOGUE_TURN = re.compile(r"\s*<(user|bot)>\s*[:：]\s*")
 _PROVENANCE_LINE = re.compile(r"^-\s*(Source|Licen[cs]e)[^:]*:\s*(.+)$", re.IGNORECASE)
-_FILE_ID = re.compile(r"^file:(.+?)(?:@[0-9a-f]{10})?$")
 
 
 @dataclass(frozen=True)
@@ -183,7 +181,7 @@ def _load_pdf(location: Location) -> Document:
 def relocate_document(doc: Document, location: Location) -> Document:
     """A document parsed from a local copy (``storage.local_copy``), given back the ID, source
     name and path of where it came from (``file_doc_id`` of the URI, not of the temporary file)."""
-    return replace(doc, doc_id=file_doc_id(location), source_id=storage.basename(location),
+    return replace(doc, doc_id=storage.file_doc_id(location), source_id=storage.basename(location),
                    source_path=str(storage.normalise(location)))
 
 
@@ -373,31 +371,10 @@ def _load_text(location: Location) -> Document | Failure:
     name = storage.basename(location)
     title = next((s.title for s in sections if s.title), name.rsplit(".", 1)[0])
     doc = Document(
-        doc_id=file_doc_id(location), title=title, sections=sections,
+        doc_id=storage.file_doc_id(location), title=title, sections=sections,
         language=detect_language(text), source_id=name, source_path=str(location),
     )
     return doc if sections else Failure(str(location), "load", "document has no text", doc.doc_id)
-
-
-def file_doc_id(path: Location) -> str:
-    """The document ID of a text or PDF file: ``file:<name>@<10 hex digits>``.
-
-    The digits are the start of the SHA-256 of the file's canonical location (its absolute
-    path, symlinks kept, or its URI; a URI that went through ``Path`` is repaired first), so two
-    ``report.pdf`` in different folders or buckets are two documents, while re-running a build
-    over the same path gives the same ID and a changed file replaces its earlier version. The
-    name stays readable in citations; ``file_doc_name`` gives it back.
-    """
-    location = storage.canonical(path)
-    digest = hashlib.sha256(location.encode("utf-8")).hexdigest()[:10]
-    return f"file:{storage.basename(location)}@{digest}"
-
-
-def file_doc_name(doc_id: str) -> str | None:
-    """The file name in a file document ID (``file:a.pdf@0123456789`` or the older ``file:a.pdf``);
-    None for other IDs."""
-    m = _FILE_ID.match(doc_id)
-    return m.group(1) if m else None
 
 
 def parse_plain_text(text: str) -> list[Section]:

@@ -51,7 +51,7 @@ class ModelTierUnavailable(RuntimeError):
 
 def parse_with_model(engine: str, path: Path, parsed: Any, cfg: ParseConfig) -> Any:
     """Replace the text-layer lines of ``parsed`` by the model's blocks; keep pages it left empty for OCR."""
-    from medgraph.ingest.pdf import ParsedPdf
+    from medgraph.ingest.parsed import ParsedPdf
 
     if engine == "docling":
         blocks = docling_parse(path, cfg)
@@ -207,7 +207,7 @@ class PaddleOcr:
         try:
             import paddleocr
         except ImportError as exc:
-            from medgraph.ingest.ocr import OcrError
+            from medgraph.ingest.parsed import OcrError
 
             raise OcrError("PaddleOCR is not installed: pip install 'medgraph[paddleocr]'") from exc
         self._module = paddleocr

@@ -46,6 +46,7 @@ import numpy as np
 
 from medgraph.config.models import OcrConfig
 from medgraph.ingest.layout import Line, PageLines
+from medgraph.ingest.parsed import OcrError
 from medgraph.ingest.text import detect_language
 
 log = logging.getLogger(__name__)
@@ -54,10 +55,6 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-
 _CJK_GAP = re.compile(r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]) (?=[\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef])")
 TESSERACT_PACKAGES = {"eng": "tesseract-ocr-eng", "deu": "tesseract-ocr-deu", "chi_sim": "tesseract-ocr-chi-sim",
                       "osd": "tesseract-ocr-osd"}
-
-
-class OcrError(RuntimeError):
-    """OCR could not run (engine or language data missing) or a page failed (timeout, crash)."""
 
 
 class OcrTimeout(OcrError):
@@ -239,7 +236,7 @@ def _language_codes(language: str, cfg: OcrConfig) -> str:
 def ocr_pdf_pages(path: Path, pages: list[int], language: str, cfg: OcrConfig,
                   engines: dict[str, OcrEngine] | None = None) -> tuple[list[PageLines], str]:
     """OCR the given pages of a PDF; returns their lines and the language used (see module docstring)."""
-    from medgraph.ingest.pdf import open_pdf
+    from medgraph.ingest.parsed import open_pdf
 
     engines = engines if engines is not None else {}
     cache = _Cache(cfg.cache_dir, _file_hash(path))

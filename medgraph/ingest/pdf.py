@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from medgraph.config.models import ParseConfig
-from medgraph.ingest.layout import Block, Line, PageLines, body_font, body_size, document_blocks
-from medgraph.ingest.loaders import file_doc_id
+from medgraph.ingest.layout import Line, PageLines, body_font, body_size, document_blocks
+from medgraph.ingest.parsed import ParsedPdf, PdfError, open_pdf
 from medgraph.ingest.sections import blocks_to_sections
+from medgraph.ingest.storage import file_doc_id
 from medgraph.ingest.text import detect_language
 from medgraph.schemas import Document
 
@@ -43,37 +44,6 @@ log = logging.getLogger(__name__)
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold", re.IGNORECASE)
 _LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"}
 _SYMBOL_FONTS = re.compile(r"wingding|symbol|dingbat", re.IGNORECASE)
-
-
-class PdfError(ValueError):
-    """The PDF cannot be read, or no text could be recovered from it."""
-
-
-@dataclass
-class ParsedPdf:
-    """A PDF after the text-layer pass: lines (or model-tier blocks) per page, pages still to OCR."""
-
-    path: str
-    n_pages: int
-    title: str
-    language: str
-    pages: list[PageLines] = field(default_factory=list)
-    blocks: list[Block] = field(default_factory=list)  # model tier: already laid out
-    ocr_pages: list[int] = field(default_factory=list)
-    engine: str = "text_layer"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path, "n_pages": self.n_pages, "title": self.title, "language": self.language,
-            "pages": [p.to_dict() for p in self.pages], "blocks": [b.__dict__ for b in self.blocks],
-            "ocr_pages": self.ocr_pages, "engine": self.engine,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ParsedPdf:
-        return cls(d["path"], int(d["n_pages"]), d["title"], d["language"],
-                   [PageLines.from_dict(p) for p in d["pages"]], [Block(**b) for b in d["blocks"]],
-                   [int(p) for p in d["ocr_pages"]], d.get("engine", "text_layer"))
 
 
 # --- the text layer of one page --------------------------------------------------------------
@@ -265,15 +235,6 @@ def needs_ocr(page: Any, good: int, bad: int, cfg: ParseConfig) -> bool:
 
 
 # --- whole documents -------------------------------------------------------------------------
-
-
-def open_pdf(path: Path) -> Any:
-    import pypdfium2 as pdfium
-
-    try:
-        return pdfium.PdfDocument(str(path))
-    except pdfium.PdfiumError as exc:
-        raise PdfError(f"not a readable PDF: {exc}") from exc
 
 
 def _meta_title(pdf: Any) -> str:

@@ -28,6 +28,7 @@ import contextlib
 import functools
 import glob
 import gzip
+import hashlib
 import io
 import os
 import re
@@ -321,3 +322,27 @@ def local_copy(location: Location) -> Iterator[Path]:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+_FILE_ID = re.compile(r"^file:(.+?)(?:@[0-9a-f]{10})?$")
+
+
+def file_doc_id(path: Location) -> str:
+    """The document ID of a text or PDF file: ``file:<name>@<10 hex digits>``.
+
+    The digits are the start of the SHA-256 of the file's canonical location (its absolute
+    path, symlinks kept, or its URI; a URI that went through ``Path`` is repaired first), so two
+    ``report.pdf`` in different folders or buckets are two documents, while re-running a build
+    over the same path gives the same ID and a changed file replaces its earlier version. The
+    name stays readable in citations; ``file_doc_name`` gives it back.
+    """
+    location = canonical(path)
+    digest = hashlib.sha256(location.encode("utf-8")).hexdigest()[:10]
+    return f"file:{basename(location)}@{digest}"
+
+
+def file_doc_name(doc_id: str) -> str | None:
+    """The file name in a file document ID (``file:a.pdf@0123456789`` or the older ``file:a.pdf``);
+    None for other IDs."""
+    m = _FILE_ID.match(doc_id)
+    return m.group(1) if m else None

@@ -16,8 +16,8 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from medgraph.ingest.loaders import Shard, expand_inputs, file_doc_id, load_shard, plan_shards
-from medgraph.ingest.storage import StorageError, list_files, local_copy, open_binary
+from medgraph.ingest.loaders import Shard, expand_inputs, load_shard, plan_shards
+from medgraph.ingest.storage import StorageError, file_doc_id, list_files, local_copy, open_binary
 from medgraph.schemas import Document, Failure
 from medgraph.testing.eutils import article_xml, load_pubmedqa
 from medgraph.testing.net import free_port

@@ -23,10 +23,10 @@ from medgraph.config import load_config
 from medgraph.config.models import AnswerConfig
 from medgraph.generate.extractive import ExtractiveComposer
 from medgraph.ingest.chunking import Chunker
-from medgraph.ingest.loaders import file_doc_id
 from medgraph.ingest.ocr import ocr_pdf_pages
 from medgraph.ingest.pdf import load_pdf
 from medgraph.ingest.pdf_tools import rasterise_pdf
+from medgraph.ingest.storage import file_doc_id
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.stores import make_graph_store
 from tests.helpers import unavailable

@@ -19,7 +19,7 @@ from medgraph.eval.answers import (
     summarise_split,
 )
 from medgraph.generate.base import Answer, Citation
-from medgraph.ingest.loaders import file_doc_id
+from medgraph.ingest.storage import file_doc_id
 from medgraph.retrieve.types import Candidate
 from medgraph.schemas import Chunk
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from medgraph.ingest.loaders import file_doc_id
+from medgraph.ingest.storage import file_doc_id
 from medgraph.literature.base import SourceError
 from medgraph.literature.local import LocalDirectorySource
 

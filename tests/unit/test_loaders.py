@@ -149,7 +149,7 @@ def test_chunk_language_of_mixed_language_text():
 def test_file_ids_are_unique_per_location_readable_and_stable(tmp_path, monkeypatch):
     from pathlib import Path
 
-    from medgraph.ingest.loaders import file_doc_id, file_doc_name
+    from medgraph.ingest.storage import file_doc_id, file_doc_name
 
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()

@@ -14,8 +14,9 @@ import pytest
 
 from medgraph.config.models import ChunkingConfig
 from medgraph.ingest.chunking import Chunker, section_paths
-from medgraph.ingest.loaders import file_doc_id
-from medgraph.ingest.pdf import PdfError, load_pdf, text_layer
+from medgraph.ingest.parsed import PdfError
+from medgraph.ingest.pdf import load_pdf, text_layer
+from medgraph.ingest.storage import file_doc_id
 from medgraph.schemas import Document
 
 CDC = "cdc_guide_infection_prevention_outpatient_2016.pdf"
