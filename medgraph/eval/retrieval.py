@@ -43,73 +43,31 @@ import argparse
 import hashlib
 import json
 import logging
-import math
 import os
 import shutil
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from medgraph.config import MedGraphConfig, load_config
+from medgraph.eval.metrics import (
+    KS,
+    doc_ranking,
+    score_ranking,
+    summarise,
+)
 from medgraph.eval.tuning import QueryRun
 from medgraph.retrieve.types import Candidate
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 2  # 2: chunks embedded with their title, Snowball-stemmed lexical terms
-KS = (1, 5, 10)
 PATHS = ("dense", "sparse", "feedback", "vector", "ppr", "translate")
 METHODS = ("bm25", *PATHS, "fused", "reranked")
 BATCH_DOCS = 32
-
-# --- metrics ----------------------------------------------------------------------------------
-
-
-def doc_ranking(chunk_ids: Iterable[str], chunk_doc: dict[str, str]) -> list[str]:
-    """Documents in the order of their best chunk; unknown chunks are skipped."""
-    seen: dict[str, None] = {}
-    for cid in chunk_ids:
-        doc = chunk_doc.get(cid)
-        if doc is not None:
-            seen.setdefault(doc)
-    return list(seen)
-
-
-def recall_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
-    return len(relevant & set(ranked[:k])) / len(relevant) if relevant else 0.0
-
-
-def reciprocal_rank(ranked: Sequence[str], relevant: set[str]) -> float:
-    return next((1.0 / i for i, d in enumerate(ranked, 1) if d in relevant), 0.0)
-
-
-def ndcg_at(ranked: Sequence[str], grades: dict[str, float], k: int) -> float:
-    """nDCG@k with linear gains (``grade / log2(rank + 1)``), ideal = best grades first."""
-    dcg = sum(grades.get(d, 0.0) / math.log2(i + 1) for i, d in enumerate(ranked[:k], 1))
-    ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
-    idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, 1))
-    return dcg / idcg if idcg else 0.0
-
-
-def score_ranking(ranked: Sequence[str], relevant: set[str], grades: dict[str, float]) -> dict[str, float]:
-    out = {f"recall@{k}": recall_at(ranked, relevant, k) for k in KS}
-    out["mrr"] = reciprocal_rank(ranked, relevant)
-    out["ndcg@10"] = ndcg_at(ranked, grades, 10)
-    return out
-
-
-def summarise(scores: list[dict[str, float]], latencies_ms: list[float]) -> dict[str, float]:
-    """Mean of each metric over queries, and the median latency."""
-    keys = scores[0].keys() if scores else ()
-    out = {k: round(float(np.mean([s[k] for s in scores])), 4) for k in keys}
-    out["latency_p50_ms"] = round(float(np.median(latencies_ms)), 2) if latencies_ms else 0.0
-    return out
-
 
 # --- inputs -----------------------------------------------------------------------------------
 

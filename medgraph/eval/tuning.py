@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from medgraph.eval.metrics import score_ranking
 from medgraph.retrieve.fusion import language_weights, rrf
 from medgraph.retrieve.types import Candidate
 
@@ -82,8 +83,6 @@ def fused_docs(run: QueryRun, weights: Mapping[str, float], rrf_k: int,
 def mean_metric(runs: Sequence[QueryRun], weights: Mapping[str, float], rrf_k: int,
                 factors: Mapping[Any, Mapping[str, float]], chunk_doc: Mapping[str, str],
                 metric: str, limit: int, ppr_min_entities: int = 1) -> float:
-    from medgraph.eval.retrieval import score_ranking
-
     scores = [score_ranking(fused_docs(r, weights, rrf_k, factors, chunk_doc, limit, ppr_min_entities),
                             set(r.relevant), r.grades)[metric] for r in runs]
     return float(np.mean(scores)) if scores else 0.0

@@ -10,16 +10,8 @@ import pytest
 
 from medgraph.eval.__main__ import main as eval_main
 from medgraph.eval.convert import convert_pubmedqa
-from medgraph.eval.retrieval import (
-    METHODS,
-    doc_ranking,
-    ndcg_at,
-    read_queries,
-    recall_at,
-    reciprocal_rank,
-    score_ranking,
-    summarise,
-)
+from medgraph.eval.metrics import doc_ranking, ndcg_at, recall_at, reciprocal_rank, score_ranking, summarise
+from medgraph.eval.retrieval import METHODS, read_queries
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
