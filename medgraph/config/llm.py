@@ -103,6 +103,8 @@ class VLLMEngineConfig(GenerativeEngineBase):
     ``deployment.autoscaling`` / ``num_replicas`` and ``max_ongoing_requests`` apply to the vLLM
     server deployment; ``deployment.num_gpus`` is the GPU share of each of its
     ``tensor_parallel_size`` workers (a fraction packs several sleeping models on one GPU).
+    Every replica sleeps and wakes with the engine's ``llm-<name>`` gate: the replicas follow the
+    state the gate sets (``sleep_level``), see ``serve/vllm_engine.py``.
     """
 
     kind: Literal["vllm"]

@@ -282,3 +282,57 @@ def test_replica_that_joins_later_follows_the_board(gate):
 
     asyncio.run(follow())
     assert late.sleeping and late.level == 2  # ... and go to sleep on their first poll
+
+
+def test_build_llm_server_wires_the_public_api(monkeypatch):
+    """``build_llm_server`` and ``MedGraphLLMServer`` against stand-ins of the public ``ray.serve.llm``
+    names (the real module imports only with vLLM): ``LLMConfig`` gets the engine's arguments,
+    ``build_llm_deployment`` the subclass and the board's model as a bind argument, and the
+    subclass's async constructor starts the real one, then follows the board."""
+    import sys
+    import types
+
+    from medgraph.llm.vllm_config import llm_config_kwargs
+    from serve.vllm_engine import build_llm_server
+
+    calls: dict[str, Any] = {}
+
+    class LLMServer:
+        async def __init__(self, llm_config: Any, **kwargs: Any) -> None:
+            self.started_with = (llm_config, kwargs)
+
+        async def sleep(self, **kw: Any) -> None:
+            self.slept = kw
+
+        async def wakeup(self, **kw: Any) -> None: ...
+
+        async def is_sleeping(self) -> bool:
+            return False
+
+    def build_llm_deployment(llm_config: Any, **kw: Any) -> str:
+        calls.update(llm_config=llm_config, **kw)
+        return "app"
+
+    llm = types.ModuleType("ray.serve.llm")
+    llm.LLMConfig = lambda **kw: ("LLMConfig", kw)  # type: ignore[attr-defined]
+    llm.build_llm_deployment = build_llm_deployment  # type: ignore[attr-defined]
+    deployment = types.ModuleType("ray.serve.llm.deployment")
+    deployment.LLMServer = LLMServer  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray.serve.llm", llm)
+    monkeypatch.setitem(sys.modules, "ray.serve.llm.deployment", deployment)
+
+    cfg = _cfg()
+    assert build_llm_server(cfg, "large") == "app"
+    assert calls["llm_config"] == ("LLMConfig", llm_config_kwargs(cfg, "large"))
+    assert calls["name_prefix"] == "vllm-large:" and calls["bind_kwargs"] == {"sleep_board_model": "fake"}
+    cls = calls["deployment_cls"]
+    assert issubclass(cls, LLMServer)
+
+    async def construct() -> Any:
+        server = cls.__new__(cls)
+        server.follow = lambda model: setattr(server, "following", model)  # recorded, not started
+        await server.__init__(llm_config="cfg", sleep_board_model="fake", engine_cls=None)
+        return server
+
+    server = asyncio.run(construct())
+    assert server.started_with == ("cfg", {"engine_cls": None}) and server.following == "fake"
