@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from medgraph.config.models import LinkingConfig, NerConfig
-from medgraph.eval.pubtator import PubtatorDoc, parse_pubtator
+from medgraph.ingest.pubtator import PubtatorDoc, parse_pubtator
 from medgraph.ingest.text import detect_language
 from medgraph.link.extractor import EntityExtractor
 from medgraph.link.linker import Linker

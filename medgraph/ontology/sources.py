@@ -214,7 +214,7 @@ def read_pubtator(path: Path) -> Iterator[Row]:
     """Mention → MeSH descriptor counts from a training split (composites via their parts)."""
     if _HELD_OUT.search(path.name):
         raise ValueError(f"refusing to mine surface forms from a held-out split: {path.name}")
-    from medgraph.eval.pubtator import parse_pubtator
+    from medgraph.ingest.pubtator import parse_pubtator
 
     counts: Counter[tuple[str, str]] = Counter()
     with _open_text(path) as fh:

@@ -10,7 +10,7 @@ import pytest
 from medgraph.config.models import VocabularyConfig, VocabularySource
 from medgraph.eval.__main__ import main as eval_main
 from medgraph.eval.link import detect_language
-from medgraph.eval.pubtator import parse_ids, parse_pubtator
+from medgraph.ingest.pubtator import parse_ids, parse_pubtator
 from medgraph.ontology.build import build_vocabulary
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
