@@ -83,7 +83,7 @@ def ray_stages(cfg: Any, files: list[Path], workers: int, ocr: bool) -> float:
     """Wall seconds of the parse (and, with ``ocr``, OCR + chunk) stages over ``files`` on Ray."""
     import ray.data
 
-    from jobs.build_corpus import _pool
+    from jobs.build_corpus import pool_options
     from jobs.stages import OcrAndChunk, Parse
 
     per_worker = 0.9 if ocr else 1.0  # 2 CPUs: two OCR workers and a small parse worker must fit
@@ -93,13 +93,13 @@ def ray_stages(cfg: Any, files: list[Path], workers: int, ocr: bool) -> float:
     ds = ray.data.from_items(items, override_num_blocks=len(items))
     if not ocr:
         ds = ds.flat_map(Parse, fn_constructor_kwargs={"parse": cfg.parse},
-                         **_pool(cfg.pipeline.load.model_copy(update=workers_pool)))
+                         **pool_options(cfg.pipeline.load.model_copy(update=workers_pool)))
     else:
         parse_pool = cfg.pipeline.load.model_copy(update={"num_cpus": 0.1, "min_actors": 1, "max_actors": 1})
-        ds = ds.flat_map(Parse, fn_constructor_kwargs={"parse": cfg.parse}, **_pool(parse_pool))
+        ds = ds.flat_map(Parse, fn_constructor_kwargs={"parse": cfg.parse}, **pool_options(parse_pool))
         ds = ds.flat_map(OcrAndChunk, fn_constructor_kwargs={"parse": cfg.parse, "chunking": cfg.chunking,
                                                               "complete": {}},
-                         **_pool(cfg.parse.ocr.pool.model_copy(update=workers_pool)))
+                         **pool_options(cfg.parse.ocr.pool.model_copy(update=workers_pool)))
     rows = ds.take_all()
     seconds = time.perf_counter() - start
     failed = [r for r in rows if r["kind"] == "failure"]

@@ -47,7 +47,8 @@ def ensure_vocabulary(cfg: MedGraphConfig) -> Any:
     return load_or_build(cfg.vocabulary)
 
 
-def _pool(res: StageResources) -> dict[str, Any]:
+def pool_options(res: StageResources) -> dict[str, Any]:
+    """Ray Data options of an actor-pool stage: its autoscaled pool, CPUs per actor and GPUs if any."""
     import ray.data
 
     pool: dict[str, Any] = {
@@ -67,10 +68,10 @@ def parsed_dataset(cfg: MedGraphConfig, shards: list[Any], complete: dict[str, s
 
     items = [{"path": s.path, "start": s.start, "stop": -1 if s.stop is None else s.stop} for s in shards]
     ds = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
-    ds = ds.flat_map(Parse, fn_constructor_kwargs={"parse": cfg.parse}, **_pool(cfg.pipeline.load))
+    ds = ds.flat_map(Parse, fn_constructor_kwargs={"parse": cfg.parse}, **pool_options(cfg.pipeline.load))
     return ds.flat_map(
         OcrAndChunk, fn_constructor_kwargs={"parse": cfg.parse, "chunking": cfg.chunking, "complete": complete},
-        **_pool(cfg.parse.ocr.pool),
+        **pool_options(cfg.parse.ocr.pool),
     )
 
 
@@ -80,12 +81,12 @@ def build_dataset(cfg: MedGraphConfig, shards: list[Any], complete: dict[str, st
     p = cfg.pipeline
     ds = parsed_dataset(cfg, shards, complete)
     ds = ds.map_batches(
-        Extract, batch_size=p.extract.batch_size, batch_format="numpy", **_pool(p.extract),
+        Extract, batch_size=p.extract.batch_size, batch_format="numpy", **pool_options(p.extract),
         fn_constructor_kwargs={"vocab_path": cfg.vocabulary.path, "ner": cfg.ner, "linking": cfg.linking,
                                "normalise_text": cfg.normalise.enabled},
     )
     return ds.map_batches(
-        Embed, batch_size=p.embed.batch_size, batch_format="numpy", **_pool(p.embed),
+        Embed, batch_size=p.embed.batch_size, batch_format="numpy", **pool_options(p.embed),
         fn_constructor_kwargs={"cfg": cfg.embedding},
     )
 
@@ -100,7 +101,7 @@ def write_dataset(cfg: MedGraphConfig, ds: Any, run_id: str) -> Any:
     from jobs.stages import Write
 
     return ds.map_batches(
-        Write, batch_size=cfg.pipeline.write.batch_size, batch_format="numpy", **_pool(cfg.pipeline.write),
+        Write, batch_size=cfg.pipeline.write.batch_size, batch_format="numpy", **pool_options(cfg.pipeline.write),
         fn_constructor_kwargs={"stores": cfg.stores, "vocab_path": cfg.vocabulary.path, "run_id": run_id},
     )
 
