@@ -6,10 +6,11 @@ with offsets into that text, the model's entity type (``id2label`` of its config
 and the mean probability of the words' tags. A text in a language with no model gets no spans.
 
 Each language's texts go through its model ``batch_size`` at a time, in windows of ``max_length``
-tokens (a longer text is read in overlapping windows, a quarter of a window apart from the next;
-their spans are merged with ``resolve_overlaps``). Tags are decoded with ``decode_tags`` (word-piece
-aggregation, BIO / BIOES / IO). Needs a fast tokenizer (for character offsets). torch and
-transformers are imported when the pass is built; nothing is downloaded (``local_files_only``).
+tokens (fewer when the model's position embeddings take fewer). A longer text is read in windows
+that overlap by a quarter of a window; their spans are merged with ``resolve_overlaps``. Tags are
+decoded with ``decode_tags`` (word-piece aggregation, BIO / BIOES / IO). Needs a fast tokenizer
+(for character offsets). torch and transformers are imported when the pass is built; nothing is
+downloaded (``local_files_only``).
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ class _LanguageModel:
         self.model = model.to(device).eval()
         self.id2label = {int(k): str(v) for k, v in model.config.id2label.items()}
         self.device = device
+        # the longest window the model takes (RoBERTa-style position ids start after the padding id)
+        positions = int(getattr(model.config, "max_position_embeddings", 512))
+        if "roberta" in str(getattr(model.config, "model_type", "")):
+            positions -= 2
+        self.max_length = min(positions, int(self.tokenizer.model_max_length))
 
 
 class TokenClassifierNER:
@@ -92,11 +98,12 @@ class TokenClassifierNER:
         return np.asarray(out.float().cpu().numpy(), dtype=np.float32)
 
     def _batch(self, lm: _LanguageModel, texts: list[str]) -> list[list[ModelSpan]]:
+        window = min(self.max_length, lm.max_length)
         enc = lm.tokenizer(
             texts,
             truncation=True,
-            max_length=self.max_length,
-            stride=self.max_length // 4,
+            max_length=window,
+            stride=window // 4,
             padding=True,
             return_overflowing_tokens=True,
             return_offsets_mapping=True,

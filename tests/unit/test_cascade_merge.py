@@ -251,3 +251,26 @@ def test_the_cascade_needs_a_model_path(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="one of"):
         NerConfig(gliner_labels={"disease": ("Illness",)})
     assert NerConfig().kind == "gazetteer"  # the default stays the offline tier
+
+
+def test_the_commented_cascade_example_of_the_cluster_config_is_valid() -> None:
+    """Uncommenting the ``ner:`` model-tier lines and the GPU extract pool of configs/cluster.yaml
+    gives a config that loads (the example stays in step with ``NerConfig``)."""
+    import re
+
+    import yaml
+
+    from medgraph.config.models import PipelineConfig
+
+    lines = (Path(__file__).resolve().parents[2] / "configs" / "cluster.yaml").read_text().splitlines()
+    start = lines.index("ner:")
+    setting = re.compile(r"^  # [a-z_]+: ")  # a commented setting, not prose
+    block = ["ner:"] + [
+        line.replace("  # ", "  ", 1) for line in lines[start + 1 : start + 20] if setting.match(line)
+    ]
+    ner = NerConfig(**yaml.safe_load("\n".join(block))["ner"] | {"kind": "cascade"})
+    assert ner.device == "cuda" and set(ner.token_model_paths) == {"en", "de", "zh"}
+    assert ner.gliner_model_path and ner.gliner_languages == ("en", "de")
+    gpu = next(line for line in lines if line.startswith("  # extract:") and "num_gpus" in line)
+    pool = yaml.safe_load(gpu.replace("  # extract:", "extract:", 1).split("#")[0])["extract"]
+    assert PipelineConfig(extract=pool).extract.num_gpus == 0.25

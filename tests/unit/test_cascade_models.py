@@ -89,6 +89,9 @@ def test_first_piece_rule_and_long_texts_in_windows(
         (i, i + len("metformin"), "Chemical") for i in starts
     ]
     assert len(tokenizer(text)["input_ids"]) > 3 * 16  # it really took several windows
+    long_text = " ".join(["Patients with fever were treated with metformin ."] * 20)  # > 128 positions
+    default = TokenClassifierNER({"en": str(models["begin"])})  # max_length 256, but the model takes 128
+    assert len(default.predict([long_text], ["en"])[0]) == len(long_text.split())
 
 
 def test_gliner_runs_end_to_end_with_offsets_into_the_text(models: dict[str, Path]) -> None:
