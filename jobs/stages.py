@@ -34,12 +34,11 @@ from medgraph.ingest.chunking import Chunker
 from medgraph.ingest.loaders import (
     PDF_SUFFIXES,
     Shard,
-    file_doc_id,
     file_suffix,
     load_shard,
     relocate_document,
 )
-from medgraph.ingest.storage import local_copy
+from medgraph.ingest.storage import file_doc_id, local_copy
 from medgraph.schemas import Chunk, Document, Failure, mentions_from_json, mentions_to_json
 
 log = logging.getLogger(__name__)
