@@ -103,6 +103,10 @@ class SleepBoard:
         self.desired, self.level, self.epoch = desired, level, self.epoch + 1
         return self.epoch
 
+    def wanted(self) -> tuple[str, int, int]:
+        """(desired state, level, epoch)."""
+        return self.desired, self.level, self.epoch
+
     def report(
         self, replica: str, state: str, epoch: int, now: float | None = None
     ) -> tuple[str, int, int, float]:
@@ -159,6 +163,10 @@ class BoardClient:
 
     def set(self, desired: str, level: int = 1) -> int:
         return int(self._call("set", desired, level))
+
+    def wanted(self) -> str:
+        """The state the board holds now (``awake`` for a new board)."""
+        return str(self._call("wanted")[0])
 
     def settled(self, epoch: int) -> tuple[str, dict[str, str]]:
         status, states = self._call("settled", epoch)
@@ -371,7 +379,9 @@ class VLLMChatModel:
         self.board = board or BoardClient(board_name(current_app_name(), cfg.model_id))
         self._request_cls = request_cls
         self.control_timeout_s = control_timeout_s
-        self._sleeping = False  # vLLM engines start awake
+        # a new board says awake (vLLM engines start awake); a gate replica that replaces another
+        # while its board is still there takes the state on it
+        self._sleeping = self.board.wanted() == ASLEEP
         self.last_replicas: dict[str, str] = {}  # the replicas' states when the last sleep / wake settled
 
     def sleep(self) -> None:

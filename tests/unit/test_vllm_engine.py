@@ -222,6 +222,9 @@ def test_sleep_and_wake_reach_every_replica(gate):
     assert model.generate(MESSAGES, ChatParams()) == "Metformin is first-line [1]."
     model.wake()  # idempotent: no replica is woken twice
     assert [f.calls["wakeup"] for f in fakes] == [1, 1, 1]
+    model.sleep()
+    again = VLLMChatModel(model.handle, _cfg(), board=model.board, request_cls=PlainChatRequest)
+    assert again.is_sleeping()  # a gate started over an existing board takes its state
 
 
 def test_failed_sleep_wakes_every_replica_again(gate):
