@@ -1,7 +1,6 @@
 """Stores: the graph store and the vector store (see their modules for inputs and outputs)."""
 
-from medgraph.stores.factory import make_graph_store
+from medgraph.stores.factory import make_graph_store, make_vector_store
 from medgraph.stores.graph import GraphStore
-from medgraph.stores.vector import make_vector_store
 
 __all__ = ["GraphStore", "make_graph_store", "make_vector_store"]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 import time
 import uuid
@@ -33,7 +32,6 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from medgraph.config.models import QdrantLocalConfig, QdrantServerConfig
 from medgraph.embed.base import SparseVector
 from medgraph.schemas import Chunk
 from medgraph.stores.errors import StoreSchemaMismatch, StoreUnavailable
@@ -146,7 +144,7 @@ class QdrantVectorStore:
         with self._guard("ensure_collection"):
             if self.client.collection_exists(self.collection):
                 self._check_layout(dense_dim, sparse_idf)
-                _tune_local_persistence(self.client)
+                tune_local_persistence(self.client)
                 return
             modifier = models.Modifier.IDF if sparse_idf else None
             self._generation += 1
@@ -167,7 +165,7 @@ class QdrantVectorStore:
             dense_dim,
             sparse_idf,
         )
-        _tune_local_persistence(self.client)
+        tune_local_persistence(self.client)
 
     def _check_layout(self, dense_dim: int, sparse_idf: bool) -> None:
         from qdrant_client import models
@@ -438,17 +436,7 @@ def _language_filter(language: LanguageFilter) -> Any:
     return models.Filter(must=[_match("language", value)])
 
 
-# --- construction ---------------------------------------------------------------------------
-
-
-def make_vector_store(cfg: QdrantLocalConfig | QdrantServerConfig) -> QdrantVectorStore:
-    """Open the configured store; raises ``StoreUnavailable`` when it cannot be reached or locked."""
-    if isinstance(cfg, QdrantServerConfig):
-        return _open_server(cfg)
-    return _open_local(cfg)
-
-
-def _tune_local_persistence(client: Any) -> None:
+def tune_local_persistence(client: Any) -> None:
     """Let Qdrant local mode commit without an fsync per point (WAL, synchronous=NORMAL).
 
     Local mode persists every upserted point in its own SQLite transaction; with the default
@@ -466,51 +454,3 @@ def _tune_local_persistence(client: Any) -> None:
             conn.execute("PRAGMA synchronous=NORMAL")
         except Exception as exc:  # an internal layout we do not know: keep the safe default
             logger.warning("could not tune Qdrant local persistence of %r: %s", name, exc)
-
-
-def _open_local(cfg: QdrantLocalConfig) -> QdrantVectorStore:
-    from qdrant_client import QdrantClient
-
-    if cfg.path == ":memory:":
-        return QdrantVectorStore(
-            QdrantClient(location=":memory:"), cfg.collection, ":memory:", cfg.upsert_batch_size
-        )
-    os.makedirs(cfg.path, exist_ok=True)
-    try:
-        client = QdrantClient(path=cfg.path)
-    except RuntimeError as exc:  # portalocker: the path is held by another client
-        raise StoreUnavailable(
-            f"Qdrant local store {cfg.path} is held by another process ({exc}). Local mode allows "
-            "one client per path: call the owner process, or use a Qdrant server."
-        ) from exc
-    _tune_local_persistence(client)
-    return QdrantVectorStore(client, cfg.collection, os.path.abspath(cfg.path), cfg.upsert_batch_size)
-
-
-def _open_server(cfg: QdrantServerConfig) -> QdrantVectorStore:
-    from qdrant_client import QdrantClient
-
-    api_key = os.environ.get(cfg.api_key_env) or None
-    client = QdrantClient(url=cfg.url, api_key=api_key, timeout=cfg.timeout_s, check_compatibility=False)
-    store = QdrantVectorStore(client, cfg.collection, cfg.url, cfg.upsert_batch_size)
-    try:
-        _probe(store, cfg)
-    except StoreUnavailable:
-        store.close()
-        raise
-    return store
-
-
-def _probe(store: QdrantVectorStore, cfg: QdrantServerConfig) -> None:
-    """One cheap request, so that a wrong URL or a down server fails at start-up, not mid-job."""
-    from qdrant_client.http.exceptions import UnexpectedResponse
-
-    try:
-        with store._guard("connect"):
-            store.client.get_collections()
-    except UnexpectedResponse as exc:
-        auth = exc.status_code in (401, 403)
-        hint = f"check the API key in ${cfg.api_key_env}" if auth else "is this a Qdrant server URL?"
-        raise StoreUnavailable(
-            f"{cfg.url} answered HTTP {exc.status_code} to a Qdrant request: {hint}"
-        ) from exc
