@@ -19,8 +19,9 @@ German (general rules, no term lists):
 Morphology for the German index keys and the gazetteer (general rules, no term lists):
 - ``de_snowball``: the German Snowball stemmer (PyStemmer, already the lexical retrieval path's
   stemmer) on folded words: ``Nierenerkrankungen`` / ``Nierenerkrankung`` → ``nierenerkrank``,
-  ``chronischer`` / ``chronischen`` → ``chronisch``; ``GermanLexicon`` keys use it by default
-  (``stemmer="simple"`` keeps the one-ending ``de_stem``), chosen on the held-out German dev names;
+  ``chronischer`` / ``chronischen`` → ``chronisch``; the linker's ``GermanLexicon`` keys use it
+  (``stemmer="snowball"``; ``"simple"``, the lexicon's default, is the one-ending ``de_stem``),
+  chosen on the held-out German dev names;
 - ``german_inflections``: the inflected forms of a German name the gazetteer also matches in German
   text: noun plural/genitive endings by the noun's ending (``-e`` → ``-en``, ``-ung`` → ``-ungen``,
   ``-om`` → ``-ome``, ``-itis`` → ``-itiden``, …) and adjective endings (``chronische`` →
@@ -317,8 +318,9 @@ def chinese_forms(surface: str) -> list[str]:
 class GermanLexicon:
     """Known German word stems (from the vocabulary's German names) for splitting compounds."""
 
-    def __init__(self, terms: Iterable[str], min_part: int = 4, stemmer: str = "snowball") -> None:
-        """``stemmer``: ``snowball`` (German Snowball, the default) or ``simple`` (``de_stem``)."""
+    def __init__(self, terms: Iterable[str], min_part: int = 4, stemmer: str = "simple") -> None:
+        """``stemmer``: ``simple`` (``de_stem``, one ending) or ``snowball`` (German Snowball, which
+        the linker uses)."""
         self.min_part = min_part
         self.stem: Callable[[str], str] = de_snowball if stemmer == "snowball" else de_stem
         self.parts: set[str] = set()
