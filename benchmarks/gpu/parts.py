@@ -221,7 +221,7 @@ def ner(models: Path, timeout_s: float = 1800) -> dict[str, Any]:
         "--device",
         "cuda",
     ]
-    for lang in ("en", "de"):
+    for lang in ("en", "de", "zh"):
         if (models / f"ner-{lang}").is_dir():
             cmd += ["--token-model", f"{lang}={models / f'ner-{lang}'}"]
     out = subprocess.run(

@@ -22,6 +22,7 @@ MODEL_DIRS = {
     "gliner": "a GLiNER checkpoint (e.g. a multilingual biomedical GLiNER)",
     "ner-en": "an English token-classification NER model (Hugging Face directory)",
     "ner-de": "a German token-classification NER model (Hugging Face directory)",
+    "ner-zh": "optional: a Chinese token-classification NER model (Hugging Face directory)",
     "bge-m3": "BAAI/bge-m3 (with sparse_linear.pt and colbert_linear.pt)",
     "sapbert-xlmr": "SapBERT-UMLS-2020AB-all-lang-from-XLMR (or another XLM-R SapBERT)",
     "reranker": "a cross-encoder with one relevance logit (e.g. BAAI/bge-reranker-v2-m3)",
@@ -39,12 +40,13 @@ PART_MODULES = {
 }
 PART_DIRS = {
     "vllm_tier": ("llm",),
-    "ner": ("gliner",),  # and at least one of ner-en / ner-de
+    "ner": ("gliner",),  # and at least one of ner-en / ner-de / ner-zh
     "embed_bge_m3": ("bge-m3",),
     "embed_sapbert": ("sapbert-xlmr",),
     "rerank": ("reranker",),
 }
 NER_CASCADE_MODULE = "benchmarks.ner_cascade"
+NER_TOKEN_DIRS = ("ner-en", "ner-de", "ner-zh")
 
 
 def _has_module(name: str) -> bool:
@@ -154,9 +156,9 @@ def check(models_dir: Path | None, parts: tuple[str, ...] = PARTS) -> dict[str, 
             for d in PART_DIRS[part]:
                 if not _model_dir_ok(models_dir / d):
                     missing.append(f"{models_dir / d}/ is missing or empty: {MODEL_DIRS[d]}")
-            if part == "ner" and not any(_model_dir_ok(models_dir / d) for d in ("ner-en", "ner-de")):
+            if part == "ner" and not any(_model_dir_ok(models_dir / d) for d in NER_TOKEN_DIRS):
                 missing.append(
-                    f"neither {models_dir}/ner-en/ nor {models_dir}/ner-de/ is there: "
+                    f"none of {models_dir}/ner-en/, ner-de/, ner-zh/ is there: "
                     "the cascade needs at least one token-classification model"
                 )
         if part == "ner" and not _has_module(NER_CASCADE_MODULE):

@@ -32,11 +32,12 @@ from benchmarks.gpu.prereqs import MODEL_DIRS, PARTS, check
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    folders = "; ".join(f"{d}/: {what}" for d, what in MODEL_DIRS.items())
+    folders = "\n".join(f"  {d + '/':14} {what}" for d, what in MODEL_DIRS.items())
     parser = argparse.ArgumentParser(
         prog="benchmarks/gpu/run.sh",
         description=__doc__.split("\n\n")[0],
-        epilog=f"Weight folders under MEDGRAPH_MODELS (or --models): {folders}. Nothing is downloaded.",
+        epilog=f"Weight folders under MEDGRAPH_MODELS (or --models); nothing is downloaded:\n{folders}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--models",

@@ -53,7 +53,7 @@ def test_check_on_this_machine_reports_the_missing_gpu_and_vllm(tmp_path):
     assert f"{tmp_path}/llm/ is missing" in parts["vllm_tier"]["reason"]
     assert f"{tmp_path}/reranker/ is missing or empty" in parts["rerank"]["reason"]
     assert "bge-m3/ is missing" not in parts["embed_bge_m3"]["reason"]
-    assert "neither" in parts["ner"]["reason"] and "gliner/ is missing" in parts["ner"]["reason"]
+    assert "none of" in parts["ner"]["reason"] and "gliner/ is missing" in parts["ner"]["reason"]
     if importlib.util.find_spec("benchmarks.ner_cascade") is None:
         assert "benchmarks.ner_cascade is not in this checkout" in parts["ner"]["reason"]
     assert "nvidia-smi not found" in out.stderr or not NO_GPU  # the human summary goes to stderr
