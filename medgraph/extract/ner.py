@@ -14,7 +14,8 @@ terms (``lead``, ``men``, ``cat`` ...); keys shorter than ``min_term_chars`` (CJ
 ``min_term_chars_zh``) are not indexed.
 
 German keys (``german_keys``, on by default; matched only when ``language="de"``, method
-``normalised``): the inflected forms of every German name (``Nierenerkrankungen``, ``chronischen
+``normalised``; their automaton is built on the first German text, so a process that never sees
+one does not pay for them): the inflected forms of every German name (``Nierenerkrankungen``, ``chronischen
 Niereninsuffizienz``) and the German spellings of English Latin/Greek names with their inflections
 (``Pneumonie``, ``Karzinome``, ``diabetische Nephropathie``; ``medgraph.link.variants``), unless the
 form is already a key or two descriptors would share it; and the curated German clinical
@@ -26,6 +27,7 @@ matched case-sensitively with method ``abbreviation``, before any other reading 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import unicodedata
 from dataclasses import dataclass, field
@@ -86,9 +88,11 @@ class GazetteerNER:
         self.vocab = vocab
         self.cfg = cfg or NerConfig()
         self.german_keys = german_keys
-        self._keys: list[_Key] = []
-        self._automaton = ahocorasick.Automaton()
-        self._build()
+        self._keys, self._automaton = self._build(german=False)
+        # German text: the same keys plus the German forms, built on the first German text (most
+        # processes never see one, and the forms triple the build time)
+        self._german: tuple[list[_Key], ahocorasick.Automaton] | None = None
+        self._german_lock = threading.Lock()
         log.info("gazetteer: %d keys in %.1fs", len(self._keys), time.perf_counter() - t0)
 
     def _long_enough(self, key: str) -> bool:
@@ -138,16 +142,32 @@ class GazetteerNER:
             entry = keys.setdefault(key, _Key(key, (row.mesh_id,), german=True))
             entry.de_case[unicodedata.normalize("NFKC", short)] = row.mesh_id
 
-    def _build(self) -> None:
+    def _build(self, german: bool) -> tuple[list[_Key], ahocorasick.Automaton]:
         keys = self._collect()
         self._add_variants(keys)
-        if self.german_keys:
+        if german:
             self._add_german(keys)
+        table: list[_Key] = []
+        automaton = ahocorasick.Automaton()
         for key in sorted(keys):
             padded = (" " if not is_cjk(key[0]) else "") + key + (" " if not is_cjk(key[-1]) else "")
-            self._automaton.add_word(padded, (len(self._keys), len(padded)))
-            self._keys.append(keys[key])
-        self._automaton.make_automaton()
+            automaton.add_word(padded, (len(table), len(padded)))
+            table.append(keys[key])
+        automaton.make_automaton()
+        return table, automaton
+
+    def _table(self, language: str) -> tuple[list[_Key], ahocorasick.Automaton]:
+        """The keys and automaton for text in ``language`` (German: built on first use)."""
+        if language != "de" or not self.german_keys:
+            return self._keys, self._automaton
+        if self._german is None:
+            with self._german_lock:
+                if self._german is None:
+                    t0 = time.perf_counter()
+                    self._german = self._build(german=True)
+                    log.info("gazetteer, German forms: %d keys in %.1fs", len(self._german[0]),
+                             time.perf_counter() - t0)
+        return self._german
 
     def _reading(self, entry: _Key, surface: str, language: str) -> tuple[str, str, float] | None:
         """(MeSH ID, method, score) of a matched key, or None when the match is not accepted."""
@@ -170,11 +190,11 @@ class GazetteerNER:
             return False
         return len(entry.key) >= self.cfg.min_term_chars or is_cjk(entry.key[0])
 
-    def _spans(self, text: str) -> list[tuple[int, int, int]]:
+    def _spans(self, text: str, automaton: ahocorasick.Automaton) -> list[tuple[int, int, int]]:
         """Candidate (start, end, key index) spans on the original text."""
         scan, starts, ends = fold_for_scan(text)
         out = []
-        for end_idx, (kid, length) in self._automaton.iter(scan):
+        for end_idx, (kid, length) in automaton.iter(scan):
             s, e = end_idx - length + 1, end_idx + 1
             if scan[s] == " ":
                 s += 1
@@ -188,14 +208,15 @@ class GazetteerNER:
 
     def find(self, text: str, language: str = "en") -> list[Mention]:
         """Longest-leftmost non-overlapping dictionary mentions in ``text``."""
-        candidates = sorted(self._spans(text), key=lambda c: (c[0], c[0] - c[1]))
+        table, automaton = self._table(language)
+        candidates = sorted(self._spans(text, automaton), key=lambda c: (c[0], c[0] - c[1]))
         mentions: list[Mention] = []
         last_end = -1
         for start, end, kid in candidates:
             if start < last_end:
                 continue
             surface = text[start:end]
-            reading = self._reading(self._keys[kid], surface, language)
+            reading = self._reading(table[kid], surface, language)
             if reading is None:
                 continue
             mesh_id, method, score = reading
