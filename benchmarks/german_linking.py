@@ -43,10 +43,10 @@ from medgraph.extract.ner import GazetteerNER  # noqa: E402
 from medgraph.link import EntityExtractor  # noqa: E402
 from medgraph.link.devset import held_out  # noqa: E402
 from medgraph.link.linker import Linker  # noqa: E402
-from medgraph.link.variants import german_inflections  # noqa: E402
 from medgraph.ontology.build import load_or_build  # noqa: E402
 from medgraph.ontology.vocabulary import Vocabulary  # noqa: E402
 from medgraph.schemas import Mention  # noqa: E402
+from medgraph.text.variants import german_inflections  # noqa: E402
 
 
 def extractors(vocab: Vocabulary, cfg: Any) -> tuple[EntityExtractor, EntityExtractor]:

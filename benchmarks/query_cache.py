@@ -32,7 +32,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from medgraph.auth.redis_state import connect  # noqa: E402
+from medgraph.auth.redis_client import connect  # noqa: E402
 from medgraph.config import load_config  # noqa: E402
 from medgraph.retrieve.analysis_cache import (  # noqa: E402
     LruAnalysisCache,

@@ -16,6 +16,19 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# the coarse entity categories of the graph (MeSH trees -> category: medgraph.ontology.categories)
+DISEASE = "Disease"
+SYMPTOM = "Symptom"
+DRUG = "Drug"
+GENE = "Gene"
+PROCEDURE = "Procedure"
+ANATOMY = "Anatomy"
+PHYSIOLOGY = "Physiology"
+LIVING_BEING = "LivingBeing"
+OTHER = "Other"
+
+ALL_CATEGORIES = (DISEASE, SYMPTOM, DRUG, GENE, PROCEDURE, ANATOMY, PHYSIOLOGY, LIVING_BEING, OTHER)
+
 
 def content_hash(*parts: str) -> str:
     """Stable 16-hex-digit hash of the given strings: the idempotency key of every record."""

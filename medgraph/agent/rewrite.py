@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
-from medgraph.ontology.categories import DISEASE, DRUG, SYMPTOM, category_from_trees
+from medgraph.ontology.categories import category_from_trees
+from medgraph.schemas import DISEASE, DRUG, SYMPTOM
 
 if TYPE_CHECKING:
     from medgraph.config.models import RewriterConfig

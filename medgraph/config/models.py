@@ -208,7 +208,7 @@ class NerConfig(_Model):
     @field_validator("gliner_labels", "token_labels")
     @classmethod
     def _known_categories(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-        from medgraph.ontology.categories import ALL_CATEGORIES
+        from medgraph.schemas import ALL_CATEGORIES
 
         for label, cats in value.items():
             unknown = sorted(set(cats) - set(ALL_CATEGORIES))

@@ -17,9 +17,9 @@ German keys (``german_keys``, on by default; matched only when ``language="de"``
 ``normalised``; their automaton is built on the first German text, so a process that never sees
 one does not pay for them): the inflected forms of every German name (``Nierenerkrankungen``, ``chronischen
 Niereninsuffizienz``) and the German spellings of English Latin/Greek names with their inflections
-(``Pneumonie``, ``Karzinome``, ``diabetische Nephropathie``; ``medgraph.link.variants``), unless the
+(``Pneumonie``, ``Karzinome``, ``diabetische Nephropathie``; ``medgraph.text.variants``), unless the
 form is already a key or two descriptors would share it; and the curated German clinical
-abbreviations (``KHK``, ``pAVK``, ``HI``; ``medgraph.link.abbreviations.german_abbreviations``),
+abbreviations (``KHK``, ``pAVK``, ``HI``; ``medgraph.text.abbreviations.german_abbreviations``),
 matched case-sensitively with method ``abbreviation``, before any other reading of the same letters
 (``DM`` is diabetes mellitus in a German letter, myotonic dystrophy in the English vocabulary).
 """
@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING
 import ahocorasick
 
 from medgraph.config.models import NerConfig
-from medgraph.extract.text import fold_for_scan, is_cjk, match_key, plural, singular
 from medgraph.schemas import Mention
+from medgraph.text.keys import fold_for_scan, is_cjk, match_key, plural, singular
+from medgraph.text.stopwords import STOP_DE, STOP_EN
 
 if TYPE_CHECKING:
     from medgraph.ontology.vocabulary import Vocabulary
@@ -47,26 +48,6 @@ MIN_ACRONYM_CHARS = 3
 SCORE_EXACT = 1.0
 SCORE_VARIANT = 0.95
 SCORE_GERMAN_ABBREVIATION = 0.9
-# Common or generic words that are also MeSH terms (folded keys). They are never matched as
-# words (only as case-exact acronyms, e.g. "ALL"): either they are ordinary English ("lead",
-# "men", "cat") or so generic that they would become hub nodes of the graph ("drug", "patients").
-STOP_EN = frozenset(
-    """
-lead men man women woman cat cats dog dogs can may will set aim age aged time role report reports
-case cases control controls method methods study studies group groups result results use rate
-rates level levels effect effects association model models data risk analysis trial trials area
-areas form forms face hand hands arm back head light sound heat fall rest work play energy power
-need needs goal goals growth health life death weight body weight recurrence mice mouse rat rats
-human humans male female patient patients child children adult adults persons population
-drug drugs placebo placebos protein proteins disease diseases syndrome syndromes disorder disorders
-acid acids solution solutions salt salts water tablet tablets suspension suspensions enzyme enzymes
-ligand ligands antibody antibodies antigen antigens hormone hormones lipid lipids agent agents
-compound compounds substance substances chemical chemicals medication medications medicine
-medicines therapy therapeutics treatment prevention diagnosis signs symptoms pressure temperature
-animals animal cell cells tissue tissues blood serum plasma
-""".split()
-)
-STOP_DE = frozenset("art rat man die was hat war bad gut also fast not rest welt alter".split())
 
 
 @dataclass
@@ -125,7 +106,7 @@ class GazetteerNER:
     def _add_german(self, keys: dict[str, _Key]) -> None:
         """German-only keys: inflected German names, German spellings of English names, and the
         curated German clinical abbreviations (see the module docstring)."""
-        from medgraph.link.abbreviations import german_abbreviations
+        from medgraph.text.abbreviations import german_abbreviations
 
         for form, ids in self.vocab.german_index.items():
             if (

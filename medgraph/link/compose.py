@@ -29,9 +29,9 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from medgraph.extract.text import has_cjk, match_key, norm_key
-from medgraph.link.variants import DE_FUNCTION_WORDS, FUGEN, de_stem, loan_spellings, umlaut_folded
 from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_MINED, Vocabulary, is_acronym
+from medgraph.text.keys import has_cjk, match_key, norm_key
+from medgraph.text.variants import DE_FUNCTION_WORDS, FUGEN, de_stem, loan_spellings, umlaut_folded
 
 MAX_GLOSSES = 4  # English terms kept per descriptor (shortest distinct first)
 MAX_PHRASES = 48  # English candidate phrases per surface

@@ -37,9 +37,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from medgraph.embed.base import Embedder, l2_normalise
-from medgraph.extract.text import has_cjk, match_key
-from medgraph.ontology.categories import DISEASE
 from medgraph.ontology.vocabulary import Vocabulary
+from medgraph.schemas import DISEASE
+from medgraph.text.keys import has_cjk, match_key
 
 log = logging.getLogger(__name__)
 

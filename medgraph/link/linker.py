@@ -7,7 +7,7 @@ Output: ``LinkResult(mesh_id | None, method, score, category)``.
 Cascade (first hit wins; deterministic):
 0. ``abbreviation`` (German text only): the surface, spelled exactly so, is a short form of the
    curated German clinical abbreviation table (``KHK``, ``pAVK``, ``HI``;
-   ``medgraph.link.abbreviations.german_abbreviations``).
+   ``medgraph.text.abbreviations.german_abbreviations``).
 1. ``abbreviation``: the surface is a short form defined in the context (``long form (SF)``);
    the long form is linked with steps 2-5 and its score kept.
 2. ``exact``: ``match_key`` (case/diacritic/width-folded, punctuation as spaces) in the index.
@@ -21,7 +21,7 @@ Cascade (first hit wins; deterministic):
 6. ``compose``: a German or Chinese surface glossed part by part into English
    (``medgraph.link.compose``: ``Schilddrüsenkrebs`` → thyroid neoplasms, ``急性肾衰竭`` → acute renal
    failure), the English phrase looked up through steps 2-3 and the neoplasm head.
-7. ``language``: German and Chinese spelling variants (``medgraph.link.variants``), for a
+7. ``language``: German and Chinese spelling variants (``medgraph.text.variants``), for a
    surface in German (``language="de"``) or written in CJK: the vocabulary's generated German forms
    (``Vocabulary.german_index``: inflected German names, German spellings of English names), German
    inflection (Snowball stems), umlaut and loan-word
@@ -45,13 +45,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from medgraph.config.models import LinkingConfig
-from medgraph.extract.text import has_cjk, match_key, norm_key
-from medgraph.link.abbreviations import abbreviation_map, german_abbreviations
 from medgraph.link.compose import Composer
 from medgraph.link.dense import rescore
 from medgraph.link.tfidf import CharNgramIndex
-from medgraph.link.variants import GermanLexicon, chinese_forms, german_forms
 from medgraph.ontology.vocabulary import Index, Vocabulary, build_index
+from medgraph.text.abbreviations import abbreviation_map, german_abbreviations
+from medgraph.text.keys import has_cjk, match_key, norm_key
+from medgraph.text.variants import GermanLexicon, chinese_forms, german_forms
 
 SCORE_EXACT = 1.0
 SCORE_NORMALISED = 0.95

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from medgraph.extract.text import norm_key
+from medgraph.text.keys import norm_key
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from medgraph.config.models import MedGraphConfig, VocabularyConfig, VocabularySource
-from medgraph.extract.text import match_key, norm_key
 from medgraph.ontology.categories import category_from_trees
 from medgraph.ontology.sources import Row, read_source, resolve_paths
 from medgraph.ontology.vocabulary import (
@@ -46,6 +45,7 @@ from medgraph.ontology.vocabulary import (
     Vocabulary,
 )
 from medgraph.schemas import Entity
+from medgraph.text.keys import match_key, norm_key
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ def join_translations(acc: _Acc) -> dict[str, dict[str, int]]:
 def config_fingerprint(cfg: VocabularyConfig) -> str:
     """Hash of the format version, the German abbreviation table's size and the source list (kinds,
     paths, flags, file sizes): a cache key."""
-    from medgraph.link.abbreviations import GERMAN_ABBREVIATIONS
+    from medgraph.text.abbreviations import GERMAN_ABBREVIATIONS
 
     parts: list[Any] = [FORMAT_VERSION, GERMAN_ABBREVIATIONS.stat().st_size]
     for s in cfg.sources:
@@ -234,13 +234,13 @@ def german_forms_summary(vocab: Vocabulary) -> dict[str, Any]:
     return {
         "forms": len(index),
         "ids": len({ids[0] for ids in index.values()}),
-        "rules": "medgraph.link.variants (german_inflections, german_spellings)",
+        "rules": "medgraph.text.variants (german_inflections, german_spellings)",
     }
 
 
 def german_abbreviations_summary(vocab: Vocabulary) -> dict[str, Any]:
     """Provenance of the curated German clinical abbreviation table and how much of it resolves."""
-    from medgraph.link.abbreviations import GERMAN_ABBREVIATIONS, german_abbreviations
+    from medgraph.text.abbreviations import GERMAN_ABBREVIATIONS, german_abbreviations
 
     table = german_abbreviations()
     return {

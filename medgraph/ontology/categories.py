@@ -20,17 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-DISEASE = "Disease"
-SYMPTOM = "Symptom"
-DRUG = "Drug"
-GENE = "Gene"
-PROCEDURE = "Procedure"
-ANATOMY = "Anatomy"
-PHYSIOLOGY = "Physiology"
-LIVING_BEING = "LivingBeing"
-OTHER = "Other"
-
-ALL_CATEGORIES = (DISEASE, SYMPTOM, DRUG, GENE, PROCEDURE, ANATOMY, PHYSIOLOGY, LIVING_BEING, OTHER)
+from medgraph.schemas import (  # the names, shared with the config and every stage
+    ANATOMY,
+    DISEASE,
+    DRUG,
+    GENE,
+    LIVING_BEING,
+    OTHER,
+    PHYSIOLOGY,
+    PROCEDURE,
+    SYMPTOM,
+)
 
 _BY_LETTER = (
     ("D", DRUG),

@@ -7,7 +7,7 @@ with language, rank and mined count), and two lookup indices used by NER and lin
 plus ``surface_table`` (``match_key`` → acronym spellings, and whether a non-acronym surface
 shares the key) which the gazetteer uses for case-sensitive acronyms, and ``german_index``
 (generated German forms → MeSH IDs: inflected German names and German spellings of English
-Latin/Greek names, ``medgraph.link.variants``; forms that are already keys, stop words or shared by
+Latin/Greek names, ``medgraph.text.variants``; forms that are already keys, stop words or shared by
 two descriptors are left out), which the gazetteer and the linker use for German text only. All
 four are computed at build time and saved with the vocabulary.
 
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medgraph.extract.text import match_key, norm_key
 from medgraph.schemas import Entity
+from medgraph.text.keys import match_key, norm_key
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +108,8 @@ GERMAN_FORM_STOP = frozenset(
 
 def build_german_index(terms: Iterable[Term], exact: Index) -> Index:
     """Generated German form → the IDs of the name it comes from (see the module docstring)."""
-    from medgraph.extract.ner import STOP_DE, STOP_EN
-    from medgraph.link.variants import german_inflections, german_spellings
+    from medgraph.text.stopwords import STOP_DE, STOP_EN
+    from medgraph.text.variants import german_inflections, german_spellings
 
     found: dict[str, set[str]] = defaultdict(set)
     readings: dict[str, tuple[str, ...]] = {}

@@ -79,7 +79,7 @@ class RedisAnalysisCache:
 
     def __init__(self, client: redis.Redis, version: str, ttl_s: int, prefix: str = "medgraph",
                  retry_s: float = 5.0) -> None:
-        from medgraph.auth.redis_state import Outage
+        from medgraph.auth.redis_client import Outage
 
         self.client, self.version, self.ttl_s, self.prefix = client, version, int(ttl_s), prefix
         self.outage = Outage("the query-analysis cache", retry_s)
@@ -104,7 +104,7 @@ class RedisAnalysisCache:
             self._call("set", self.key(key), json.dumps(analysis.to_dict(), ensure_ascii=False), ex=self.ttl_s)
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        from medgraph.auth.redis_state import redis_errors
+        from medgraph.auth.redis_client import redis_errors
 
         if not self.outage.available():
             return None
@@ -165,7 +165,7 @@ def make_analysis_cache(cfg: MedGraphConfig, version: str) -> LruAnalysisCache |
     r = cfg.redis
     if not r.url or r.cache_ttl_s <= 0:
         return local
-    from medgraph.auth.redis_state import connect
+    from medgraph.auth.redis_client import connect
 
     return TieredAnalysisCache(local, RedisAnalysisCache(connect(r.url, r.password_env, r.timeout_s), version,
                                                          r.cache_ttl_s, r.prefix))

@@ -33,10 +33,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from medgraph.extract.text import fold
-from medgraph.link.variants import DE_FUNCTION_WORDS, loan_spellings
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.schemas import Entity, Mention
+from medgraph.text.keys import fold
+from medgraph.text.variants import DE_FUNCTION_WORDS, loan_spellings
 
 _CJK_RUN = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
 _LETTERS = re.compile(r"[^\W\d_]+")  # a word's letter runs (hyphenated parts and digits split off)

@@ -85,7 +85,7 @@ def test_build_then_incremental_then_full(built, tmp_path: Path, capsys: pytest.
         vectors.close()
 
     # what the API serves: GET /graph/communities and the communities of GET /graph/entity
-    from serve.api import _entity_body
+    from serve.routes_graph import entity_body
     from serve.services import RetrieverService
 
     service = RetrieverService(cfg)
@@ -95,7 +95,7 @@ def test_build_then_incremental_then_full(built, tmp_path: Path, capsys: pytest.
         assert listing["meta"]["backend"] == "graspologic"
         first = listing["communities"][0]
         assert first["size"] == 4 and first["level"] == 0 and first["summary"] and first["citations"]
-        body = _entity_body(service.entity("D011014"), None)
+        body = entity_body(service.entity("D011014"), None)
         assert [c["community_id"] for c in body["communities"]] == pneumonia
         assert body["communities"][0]["size"] == 4
     finally:

@@ -17,7 +17,7 @@ import pytest
 
 from medgraph.config import load_config
 from medgraph.config.models import NerConfig
-from medgraph.ontology.categories import ALL_CATEGORIES
+from medgraph.schemas import ALL_CATEGORIES
 from tests.helpers import require_module
 from tests.tiny_ner import save_tiny_token_model
 

@@ -87,7 +87,7 @@ def prefix(redis_url: str) -> Iterator[str]:
 
 
 def _client(url: str, timeout_s: float = 2.0) -> Any:
-    from medgraph.auth.redis_state import connect
+    from medgraph.auth.redis_client import connect
 
     return connect(url, None, timeout_s)
 
@@ -225,7 +225,8 @@ def test_day_rollover_and_key_expiry(redis_url: str, prefix: str) -> None:
 
 
 def _gate(url: str, prefix: str, max_concurrent: int, max_queue: int | None = None, **kw: Any) -> Any:
-    from medgraph.auth.redis_state import RedisConcurrencyGate, connect_async
+    from medgraph.auth.redis_client import connect_async
+    from medgraph.auth.redis_gate import RedisConcurrencyGate
 
     return RedisConcurrencyGate(connect_async(url, None, 2.0), max_concurrent, max_queue, prefix,
                                 sync_client=_client(url), **kw)
@@ -412,7 +413,8 @@ def silent_port() -> Iterator[int]:
 def test_redis_down_falls_back_to_local_state_quickly(tmp_path: Path, kind: str, silent_port: int,
                                                       caplog: pytest.LogCaptureFixture) -> None:
     require_module("redis", "MEDGRAPH_REQUIRE_REDIS")
-    from medgraph.auth.redis_state import SharedGate, SharedQuota, make_gate, make_quota
+    from medgraph.auth.redis_gate import SharedGate
+    from medgraph.auth.redis_state import SharedQuota, make_gate, make_quota
 
     port = free_port() if kind == "closed" else silent_port
     cfg = _cfg(tmp_path, f"redis://127.0.0.1:{port}/0", per_user_daily=2, max_concurrent=1, max_queue=1)

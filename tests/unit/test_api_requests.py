@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from medgraph.auth.keys import _USER_ID
 from medgraph.memory.sessions import _SESSION_ID
-from serve.api import MAX_MESSAGES, ChatRequest, CompletionRequest, NewUser, session_of_user
+from serve.api_models import MAX_MESSAGES, ChatRequest, CompletionRequest, NewUser, session_of_user
 
 MESSAGE = {"role": "user", "content": "What is metformin?"}
 
@@ -68,13 +68,13 @@ def test_text_the_stores_cannot_keep_is_refused(text):
 def test_models_are_the_routed_one_and_one_per_tier():
     from fastapi import HTTPException
 
-    from serve.api import _model_tier, tier_models
+    from serve.api_models import model_tier, tier_models
 
     assert tier_models() == {"medgraph": None, "medgraph-small": "small", "medgraph-medium": "medium",
                              "medgraph-large": "large"}
-    assert _model_tier("medgraph-large") == "large" and _model_tier("medgraph") is None
+    assert model_tier("medgraph-large") == "large" and model_tier("medgraph") is None
     with pytest.raises(HTTPException) as err:
-        _model_tier("gpt-4o")
+        model_tier("gpt-4o")
     assert err.value.status_code == 404
 
 
@@ -82,7 +82,7 @@ def test_the_body_limit_refuses_by_length_and_while_reading():
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
-    import serve.api as api
+    import serve.api_app as api
 
     app = FastAPI()
     app.add_middleware(api.BodyLimit)
@@ -106,7 +106,7 @@ def test_the_body_limit_refuses_by_length_and_while_reading():
 
 
 def test_completion_usage_counts_every_message_and_says_it_is_an_estimate():
-    from serve.api import completion_usage
+    from serve.routes_chat import completion_usage
 
     usage = completion_usage(["You are helpful.", "Was ist Metformin?"], "Metformin senkt den Blutzucker [1].")
     # words and punctuation marks, not whitespace-separated words: "Metformin?" is two units

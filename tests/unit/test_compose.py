@@ -7,8 +7,8 @@ import pytest
 from medgraph.config.models import LinkingConfig
 from medgraph.link.compose import Composer
 from medgraph.link.linker import Linker
-from medgraph.link.variants import german_forms
 from medgraph.ontology.vocabulary import Vocabulary
+from medgraph.text.variants import german_forms
 from tests.helpers import terms_vocabulary
 
 TERMS = [

@@ -8,9 +8,9 @@ import pytest
 
 from medgraph.config.models import LinkingConfig, VocabularyConfig, VocabularySource
 from medgraph.link import EntityExtractor, Linker
-from medgraph.link.abbreviations import abbreviation_map, find_abbreviations
 from medgraph.ontology.build import build_vocabulary, default_sources, load_or_build
 from medgraph.ontology.vocabulary import Vocabulary
+from medgraph.text.abbreviations import abbreviation_map, find_abbreviations
 from tests.helpers import terms_vocabulary
 
 REPO = Path(__file__).resolve().parents[2]
@@ -162,7 +162,7 @@ def test_chinese_modifiers_and_disease_heads(lang_vocab: Vocabulary, surface: st
 
 
 def test_german_lexicon_splits_compounds_with_linking_elements() -> None:
-    from medgraph.link.variants import GermanLexicon, german_forms
+    from medgraph.text.variants import GermanLexicon, german_forms
 
     lexicon = GermanLexicon(["Entzündung der Niere", "Bruch", "Knochen", "Schmerz"])
     assert lexicon.key("Nierenentzündungen") == lexicon.key("Entzündung der Niere") == "entzundung nier"

@@ -8,8 +8,8 @@ import pytest
 
 from medgraph.config.models import NerConfig, VocabularyConfig, VocabularySource
 from medgraph.extract.ner import GazetteerNER
-from medgraph.extract.text import fold, fold_for_scan, match_key, norm_key
 from medgraph.ontology.build import build_vocabulary
+from medgraph.text.keys import fold, fold_for_scan, match_key, norm_key
 
 XML = Path(__file__).resolve().parents[1] / "fixtures" / "mesh" / "desc_fixture.xml"
 

@@ -22,7 +22,7 @@ from medgraph.ingest.chunking import Chunker
 from medgraph.schemas import Chunk, Document, Entity, Failure, Mention, Section, content_hash
 from medgraph.stores.embedded import EmbeddedGraphStore
 from medgraph.stores.graph import DocumentRecord
-from serve.api import CHUNK_ID, MESH_ID
+from serve.api_models import CHUNK_ID, MESH_ID
 from serve.services import RetrieverService
 
 REPO = Path(__file__).resolve().parents[2]

@@ -46,7 +46,7 @@ from functools import lru_cache
 
 import Stemmer
 
-from medgraph.extract.text import fold, match_key
+from medgraph.text.keys import fold, match_key
 
 MAX_FORMS = 24
 _DE_ENDINGS = ("en", "es", "er", "e", "n", "s")
