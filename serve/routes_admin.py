@@ -1,0 +1,124 @@
+"""Operations: ``GET /health/live``, ``/health/ready``, ``/metrics``, tier sleep and wake, and the
+admin routes (status, users, keys). No ``from __future__ import annotations``: FastAPI must see the real request-model types.
+"""
+
+from typing import Annotated, Any, Literal
+
+from fastapi import Header, HTTPException, Path
+from fastapi.responses import PlainTextResponse
+
+from medgraph.config.llm import TIER_NAMES
+from serve.api_app import (
+    STATUS_DESCRIPTIONS,
+    Admin,
+    Caller,
+    IngressBase,
+    ServiceUnavailable,
+    admin,
+    app,
+    error_responses,
+)
+from serve.api_models import KEY_ID, USER_ID, NewUser
+from serve.metrics import prometheus_text
+
+
+class AdminRoutes(IngressBase):
+    @app.get("/health/live")
+    async def live(self) -> dict[str, str]:
+        return {"status": "live"}
+
+    async def tier_stats(self) -> dict[str, Any]:
+        """Stats of each engine deployment; engines allowed to scale to zero are not polled."""
+        out: dict[str, Any] = {}
+        for name, handle in self.engines.items():
+            auto = self.tiers.engines[name].deployment.autoscaling
+            if auto is not None and auto.min_replicas == 0:
+                out[name] = {"state": "not polled (min_replicas 0: polling would start a replica)"}
+                continue
+            try:
+                out[name] = await self._call(handle.stats, timeout=self.cfg.store_timeout_s)
+            except ServiceUnavailable as exc:
+                out[name] = {"state": "unreachable", "last_error": str(exc)}
+        return {"map": {t: self.tiers.engine_for(t) for t in TIER_NAMES}, "engines": out}
+
+    @app.get("/health/ready", responses={503: STATUS_DESCRIPTIONS[503], 401: STATUS_DESCRIPTIONS[401], 400: STATUS_DESCRIPTIONS[400]})
+    async def ready(self, authorization: str | None = Header(default=None),
+                    x_api_key: str | None = Header(default=None)) -> dict[str, Any]:
+        """Ready or not. The stores' counts, the last build and the tiers go only to an admin key
+        (without ``auth.required``: to anyone); everyone else, a probe included, gets the status alone."""
+        detail = not self.auth_cfg.required
+        if authorization or x_api_key:
+            principal = self.principal(authorization, x_api_key)  # a bad key is still a 401
+            detail = detail or (principal is not None and principal.role == "admin")
+        try:
+            counts = await self._call(self.retriever.ready, timeout=self.cfg.store_timeout_s)
+        except ServiceUnavailable:
+            if detail:
+                raise
+            raise ServiceUnavailable("not ready") from None
+        if not detail:
+            return {"status": "ready"}
+        return {"status": "ready", "stores": counts, "tiers": await self.tier_stats()}
+
+    @app.get("/metrics", responses=error_responses(403))
+    async def metrics(self, principal: Caller) -> PlainTextResponse:
+        """Prometheus text; with ``auth.required`` an admin key (a scrape job's bearer token)."""
+        if self.auth_cfg.required:
+            await admin(principal)
+        stats = await self.tier_stats()
+        return PlainTextResponse(prometheus_text(stats["engines"]), media_type="text/plain; version=0.0.4")
+
+    @app.post("/tiers/{engine}/{action}", responses=error_responses(403, 404, 503))
+    async def tier_action(self, principal: Caller, engine: Annotated[str, Path(max_length=64)],
+                          action: Literal["sleep", "wake"]) -> dict[str, Any]:
+        if self.auth_cfg.required:
+            await admin(principal)
+        if not self.cfg.tier_admin:
+            raise HTTPException(403, "tier administration is disabled (serve.tier_admin: false)")
+        if engine not in self.engines:
+            raise HTTPException(404, f"unknown engine {engine!r}; deployed: {sorted(self.engines)}")
+        handle = self.engines[engine]
+        method = handle.sleep if action == "sleep" else handle.wake
+        return dict(await self._call(method, timeout=self._answer_timeout()))
+
+    # --- administration (admin role) ------------------------------------------------------------
+
+    @app.get("/admin/status", responses=error_responses(403, 503))
+    async def admin_status(self, _: Admin) -> dict[str, Any]:
+        """Pipeline and service status: store counts and the last corpus build, tiers, usage."""
+        stores = await self._call(self.retriever.ready, timeout=self.cfg.store_timeout_s)
+        a = self.auth_cfg
+        return {"stores": stores, "last_run": stores.get("last_run"), "tiers": await self.tier_stats(),
+                "usage": self.quota.usage(), "limits": {"per_user_daily": a.per_user_daily, "global_daily": a.global_daily},
+                "concurrency": {"active": self.gate.active, "queued": self.gate.queued, "max_concurrent": a.max_concurrent}}
+
+    @app.get("/admin/users", responses=error_responses(403))
+    async def admin_users(self, _: Admin) -> dict[str, Any]:
+        return {"users": self.keys.list_users(), "keys": self.keys.list_keys()}
+
+    @app.post("/admin/users", status_code=201, responses=error_responses(403, 409))
+    async def admin_create_user(self, user: NewUser, _: Admin) -> dict[str, Any]:
+        """Creates the user and its first API key; the key is shown in this response only."""
+        if any(u["user_id"] == user.user_id for u in self.keys.list_users()):
+            raise HTTPException(409, f"user {user.user_id!r} exists; POST /admin/users/{user.user_id}/keys for a key")
+        try:
+            self.keys.create_user(user.user_id, user.role)
+        except ValueError as exc:  # e.g. the reserved name of unauthenticated callers
+            raise HTTPException(422, str(exc)) from None
+        key_id, key = self.keys.issue_key(user.user_id)
+        return {"user_id": user.user_id, "role": user.role, "key_id": key_id, "api_key": key}
+
+    @app.post("/admin/users/{user_id}/keys", status_code=201, responses=error_responses(403, 404))
+    async def admin_issue_key(self, user_id: Annotated[str, Path(max_length=64, pattern=USER_ID)],
+                              _: Admin) -> dict[str, Any]:
+        if not any(u["user_id"] == user_id for u in self.keys.list_users()):
+            raise HTTPException(404, f"no user {user_id!r}")
+        key_id, key = self.keys.issue_key(user_id)
+        return {"user_id": user_id, "key_id": key_id, "api_key": key}
+
+    @app.delete("/admin/keys/{key_id}", responses=error_responses(403, 404))
+    async def admin_revoke_key(self, key_id: Annotated[str, Path(max_length=12, pattern=KEY_ID)],
+                               _: Admin) -> dict[str, Any]:
+        if not self.keys.revoke(key_id):
+            raise HTTPException(404, f"no active key {key_id!r}")
+        return {"key_id": key_id, "revoked": True}
