@@ -14,7 +14,8 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from medgraph.embed.base import BaseEmbedder, EmbedderError
-from medgraph.embed.e5 import E5_DIM, E5Embedder, default_model_path, dequantise_q4_0
+from medgraph.embed.e5 import E5_DIM, E5Embedder, default_model_path
+from medgraph.embed.e5_kernels import dequantise_q4_0
 
 EN = [
     "Does aspirin reduce the risk of myocardial infarction in diabetic patients?",
