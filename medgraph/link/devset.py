@@ -60,9 +60,9 @@ def prepare(linker: Any, queries: list[Query], k: int) -> DevRun:
     head: list[str | None] = []
     for lang, term, _ in queries:
         results: list[Any] = [linker.rules(term, lang)]
-        linker._fuzzy([term], results, lang)
+        linker.fuzzy([term], results, lang)
         before.append(results[0].mesh_id if results[0] else None)
-        h = linker._head(term) if results[0] is None else None
+        h = linker.head_word(term) if results[0] is None else None
         head.append(h.mesh_id if h else None)
     missing = [i for i, m in enumerate(before) if m is None]
     cands = linker.dense.candidates([queries[i][1] for i in missing], k)

@@ -219,14 +219,15 @@ class Linker:
                 return self._result(hit.mesh_id, "language", SCORE_LANGUAGE * hit.score)
         return None
 
-    def _head(self, surface: str) -> LinkResult | None:
+    def head_word(self, surface: str) -> LinkResult | None:
+        """The last step: a multi-word surface linked by its head word alone (score 0.6)."""
         words = surface.split()
         if len(words) < 2 or not self.cfg.normalise:
             return None
         hit = self.dictionary(_NEOPLASM_WORDS.sub("neoplasms", words[-1]))
         return self._result(hit.mesh_id, "head", SCORE_HEAD) if hit and hit.mesh_id else None
 
-    def _fuzzy(self, surfaces: Sequence[str], results: list[LinkResult | None], language: str = "en") -> None:
+    def fuzzy(self, surfaces: Sequence[str], results: list[LinkResult | None], language: str = "en") -> None:
         """TF-IDF nearest name; a German surface is also searched in its loan-word spellings."""
         missing = [
             i
@@ -285,11 +286,11 @@ class Linker:
     def _plain(self, surfaces: Sequence[str], fuzzy: bool = True, language: str = "en") -> list[LinkResult]:
         results = [self.rules(s, language) for s in surfaces]
         if fuzzy:
-            self._fuzzy(surfaces, results, language)
+            self.fuzzy(surfaces, results, language)
             self._dense_fallback(surfaces, results)
         if not fuzzy:
             return [r or NO_LINK for r in results]
-        return [r or self._head(s) or NO_LINK for s, r in zip(surfaces, results, strict=True)]
+        return [r or self.head_word(s) or NO_LINK for s, r in zip(surfaces, results, strict=True)]
 
     def link_many(
         self,
