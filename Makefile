@@ -98,7 +98,7 @@ test: install-test install-llm
 	@{ $(MAKE) --no-print-directory qdrant-start && $(MAKE) --no-print-directory redis-start \
 	   && $(MAKE) --no-print-directory postgres-start; } || { $(SERVICES_STOP); exit 1; }
 	@status=0; MEDGRAPH_QDRANT_URL=$$(cat $(QDRANT_DIR)/url 2>/dev/null) MEDGRAPH_REDIS_URL=$$(cat $(REDIS_DIR)/url 2>/dev/null) \
-	  MEDGRAPH_APP_DB_URL=$$(cat $(POSTGRES_DIR)/url 2>/dev/null) PYTHONFAULTHANDLER=1 $(PY) -m pytest -q -ra tests || status=$$?; \
+	  MEDGRAPH_APP_DB_URL=$$(cat $(POSTGRES_DIR)/url 2>/dev/null) PYTHONFAULTHANDLER=1 $(PY) -m pytest -q -ra --durations=40 tests || status=$$?; \
 	$(SERVICES_STOP); exit $$status
 
 ## neo4j-start / neo4j-stop: the local Neo4j 5.26 + GDS server of cluster/neo4j (Java 17 + Maven).
