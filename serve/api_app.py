@@ -107,7 +107,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.inner(scope, receive, send)
             return
-        state = scope["app"].state if "app" in scope else None
+        state = _bound_state(scope["app"]) if "app" in scope else None
         replica = str(getattr(state, "replica", "")).encode()
         if replica:
             plain_send = send
@@ -151,6 +151,25 @@ mount_ui(app)  # the web interface: GET / and /ui/ (serve/webui.py)
 
 
 # --- identity -------------------------------------------------------------------------------
+
+def _bound_state(served: Any) -> Any:
+    """The state of the app serving a request, bound to this replica's ingress.
+
+    Serve answers with its own copy of ``app`` (``serve.ingress`` freezes one when the class is
+    decorated), not the module's, so on a replica's first request the copy is bound to the
+    replica's servable object here; a test that serves the module's ``app`` finds it bound by
+    ``IngressBase.__init__``.
+    """
+    state = served.state
+    if not hasattr(state, "ingress"):
+        try:
+            servable = serve.get_replica_context().servable_object
+        except Exception:  # noqa: BLE001 - no replica context: nothing to bind
+            return state
+        if isinstance(servable, IngressBase):
+            servable.bind(served)
+    return state
+
 
 def _ingress(request: Request) -> "IngressBase":
     ingress: IngressBase = request.app.state.ingress
@@ -231,13 +250,18 @@ class IngressBase:
         # tags the IDs of anonymous sessions; the pepper makes them valid on every replica
         pepper = os.environ.get(a.pepper_env) if a.pepper_env else None
         self.session_secret = (pepper or "").encode() or secrets.token_bytes(32)
-        # for the dependencies (caller, admin) and the middleware of this replica's app
-        app.state.ingress = self
-        app.state.max_body_bytes = cfg.serve.max_body_bytes
         try:
-            app.state.replica = serve.get_replica_context().replica_id.unique_id
+            self.replica = str(serve.get_replica_context().replica_id.unique_id)
         except Exception:  # noqa: BLE001 - outside a Serve replica (a test building the class) there is none
-            app.state.replica = ""
+            self.replica = ""
+        self.bind(app)
+
+    def bind(self, served: Any) -> None:
+        """Make this instance what the dependencies (caller, admin) and the middleware of the app
+        ``served`` find in its state."""
+        served.state.ingress = self
+        served.state.max_body_bytes = self.cfg.max_body_bytes
+        served.state.replica = self.replica
 
     async def _call(self, handle_method: Any, *args: Any, timeout: float | None = None) -> Any:
         return await calls.call(

@@ -25,6 +25,7 @@ from serve.metrics import prometheus_text
 class AdminRoutes(IngressBase):
     @app.get("/health/live")
     async def live(self) -> dict[str, str]:
+        """Liveness: the ingress answers (never needs a key)."""
         return {"status": "live"}
 
     async def tier_stats(self) -> dict[str, Any]:
@@ -71,6 +72,8 @@ class AdminRoutes(IngressBase):
     @app.post("/tiers/{engine}/{action}", responses=error_responses(403, 404, 503))
     async def tier_action(self, principal: Caller, engine: Annotated[str, Path(max_length=64)],
                           action: Literal["sleep", "wake"]) -> dict[str, Any]:
+        """Put an engine to sleep (refused while it has requests in flight) or wake it
+        (``serve.tier_admin``; an admin key when ``auth.required``)."""
         if self.auth_cfg.required:
             await admin(principal)
         if not self.cfg.tier_admin:
@@ -94,6 +97,7 @@ class AdminRoutes(IngressBase):
 
     @app.get("/admin/users", responses=error_responses(403))
     async def admin_users(self, _: Admin) -> dict[str, Any]:
+        """Every user and every key (IDs, roles, state; never a secret)."""
         return {"users": self.keys.list_users(), "keys": self.keys.list_keys()}
 
     @app.post("/admin/users", status_code=201, responses=error_responses(403, 409))
@@ -111,6 +115,7 @@ class AdminRoutes(IngressBase):
     @app.post("/admin/users/{user_id}/keys", status_code=201, responses=error_responses(403, 404))
     async def admin_issue_key(self, user_id: Annotated[str, Path(max_length=64, pattern=USER_ID)],
                               _: Admin) -> dict[str, Any]:
+        """A new API key for an existing user; the key is shown in this response only."""
         if not any(u["user_id"] == user_id for u in self.keys.list_users()):
             raise HTTPException(404, f"no user {user_id!r}")
         key_id, key = self.keys.issue_key(user_id)
@@ -119,6 +124,7 @@ class AdminRoutes(IngressBase):
     @app.delete("/admin/keys/{key_id}", responses=error_responses(403, 404))
     async def admin_revoke_key(self, key_id: Annotated[str, Path(max_length=12, pattern=KEY_ID)],
                                _: Admin) -> dict[str, Any]:
+        """Revoke a key: it is refused from then on."""
         if not self.keys.revoke(key_id):
             raise HTTPException(404, f"no active key {key_id!r}")
         return {"key_id": key_id, "revoked": True}

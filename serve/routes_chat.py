@@ -45,6 +45,12 @@ def _completion_extra(body: dict[str, Any]) -> dict[str, Any]:
 class ChatRoutes(IngressBase):
     @app.post("/chat", responses=error_responses(403, 429, 503))
     async def chat(self, req: ChatRequest, principal: Caller) -> dict[str, Any]:
+        """One question, one answer: ``content`` with inline ``[N]`` markers, each resolving to a
+        ``citations`` entry (title, source ID, section path, page, snippet, relevance); ``refused``,
+        ``disclaimer``, ``language``, ``tier`` and ``model_used``; ``route`` (intent, E, I,
+        entities, constraints, cue words); ``grounding`` (how the answer's sentences were
+        grounded); ``agent`` (the agent's trace). ``tier`` forces a tier where ``auth.force_tier``
+        allows it; a ``session_id`` continues a conversation."""
         request = self._request(principal, req.message, req.language, req.session_id, req.tier)
         self._consume_quota(principal)
         return await self.ask(request)
@@ -76,6 +82,12 @@ class ChatRoutes(IngressBase):
 
     @app.post("/v1/chat/completions", response_model=None, responses=error_responses(400, 403, 404, 429, 503))
     async def completions(self, req: CompletionRequest, principal: Caller) -> dict[str, Any] | StreamingResponse:
+        """OpenAI-compatible chat completion, streamed (Server-Sent Events chunks) or not. The last
+        user message is the question and the earlier messages (at most 64) the conversation; a
+        signed-in caller's ``user`` names the session. Model ``medgraph`` routes, ``medgraph-small``
+        / ``-medium`` / ``-large`` forces a tier; any other model is a 404 in OpenAI's error shape.
+        Citations, tier and route come in extra fields; ``usage`` is an estimate
+        (``estimated: true``)."""
         tier = model_tier(req.model)
         last_user = max((i for i, m in enumerate(req.messages) if m.role == "user"), default=-1)
         question = req.messages[last_user].content.strip() if last_user >= 0 else ""
@@ -113,6 +125,8 @@ class ChatRoutes(IngressBase):
 
     @app.post("/route", responses=error_responses(429, 503))
     async def route(self, req: RouteRequest, principal: Caller) -> dict[str, Any]:
+        """The routing decision alone: tier, engine, intent, E, I, entities, constraints and the cue
+        words that decided it."""
         async with self._work(principal):
             analysis = await self._call(self.analyzer.analyze, req.message, req.language)
             decision: RouteDecision = await self._call(self.router.route, analysis, None)
