@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from medgraph.config.models import EmbeddedGraphStoreConfig, Neo4jGraphStoreConfig
+from medgraph.eval.metrics import overlap_at  # noqa: E402
 from medgraph.graph.ppr import PPRIndex
 from medgraph.schemas import Chunk, Entity, Mention
 from medgraph.stores import neo4j_cypher
@@ -170,9 +171,7 @@ def latency(fn: Callable[[dict[str, float]], list[str]], queries: list[dict[str,
         start = time.perf_counter()
         found = fn(q)
         wall.append((time.perf_counter() - start) * 1000)
-        best = sorted(ex, key=lambda c: (-ex[c], c))[:TOP]
-        kth = ex[best[-1]] if best else 0.0
-        hits.append(sum(1 for c in found[:TOP] if ex.get(c, 0.0) >= kth * (1 - 1e-6)) / max(1, len(best)))
+        hits.append(overlap_at(found, ex, TOP))
     return {"n": len(wall), "p50_ms": round(float(np.percentile(wall, 50)), 2),
             "p95_ms": round(float(np.percentile(wall, 95)), 2), "top10_overlap_ties": round(float(np.mean(hits)), 4)}
 

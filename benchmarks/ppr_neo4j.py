@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ppr import random_queries, synthetic_graph  # noqa: E402 - benchmarks/ppr.py, the same graphs
 
 from medgraph.config.models import Neo4jGraphStoreConfig  # noqa: E402
+from medgraph.eval.metrics import overlap_at  # noqa: E402
 from medgraph.graph.ppr import PPRIndex
 from medgraph.retrieve.ppr import ProcessPPR  # noqa: E402
 
@@ -115,9 +116,7 @@ def latency(fn: Callable[[Query], list[str]], queries: list[Query], exact: list[
         start = time.perf_counter()
         found = fn(q)
         wall.append((time.perf_counter() - start) * 1000)
-        best = sorted(ex, key=lambda c: (-ex[c], c))[:TOP]
-        kth = ex[best[-1]] if best else 0.0
-        hits.append(sum(1 for c in found[:TOP] if ex.get(c, 0.0) >= kth * (1 - 1e-6)) / max(1, len(best)))
+        hits.append(overlap_at(found, ex, TOP))
         found_all.append(found[:TOP])
     return {"n": len(wall), **percentiles(wall), "top10_overlap_ties": round(float(np.mean(hits)), 4),
             "_found": found_all}

@@ -54,3 +54,11 @@ def summarise(scores: list[dict[str, float]], latencies_ms: list[float]) -> dict
     out = {k: round(float(np.mean([s[k] for s in scores])), 4) for k in keys}
     out["latency_p50_ms"] = round(float(np.median(latencies_ms)), 2) if latencies_ms else 0.0
     return out
+
+
+def overlap_at(found: Sequence[str], exact: dict[str, float], k: int) -> float:
+    """Share of the exact top-``k`` that ``found[:k]`` holds, ties included: a found item scoring at
+    least the exact ``k``-th score counts (so equal-scored items may stand in for each other)."""
+    best = sorted(exact, key=lambda c: (-exact[c], c))[:k]
+    kth = exact[best[-1]] if best else 0.0
+    return sum(1 for c in found[:k] if exact.get(c, 0.0) >= kth * (1 - 1e-6)) / max(1, len(best))

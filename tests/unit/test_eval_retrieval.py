@@ -253,3 +253,12 @@ def test_tuning_keeps_ppr_for_questions_with_several_entities() -> None:
     result = tune_fusion([TuningSet("dev", one + two, chunk_doc, "recall@1")], {"sparse": 1.0, "ppr": 1.5}, 60, {})
     assert result.ppr_min_entities == 2 and result.dev_after == 1.0
     assert result.weights["ppr"] > 0  # it earns its weight where it helps
+
+
+def test_overlap_counts_ties_at_the_kth_score() -> None:
+    from medgraph.eval.metrics import overlap_at
+
+    exact = {"a": 1.0, "b": 0.5, "c": 0.5, "d": 0.1}
+    assert overlap_at(["a", "c"], exact, 2) == 1.0  # c ties b, the exact 2nd
+    assert overlap_at(["a", "d"], exact, 2) == 0.5
+    assert overlap_at([], exact, 2) == 0.0
