@@ -159,9 +159,7 @@ class RedisConcurrencyGate:
         try:
             yield
         finally:
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
+            await _stop(renewer)
             await self.release(ticket)
 
     async def acquire(self, on_queued: OnQueued | None = None) -> str:
@@ -261,9 +259,7 @@ class SharedGate:
         try:
             yield
         finally:
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
+            await _stop(renewer)
             try:
                 await self.shared.release(ticket)
             except redis_errors() as exc:  # the lease lapses on its own
@@ -272,3 +268,10 @@ class SharedGate:
     async def aclose(self) -> None:
         with contextlib.suppress(*redis_errors()):
             await self.shared.aclose()
+
+
+async def _stop(renewer: asyncio.Future[None]) -> None:
+    """Cancel a slot's lease renewer and wait until it has stopped."""
+    renewer.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await renewer
