@@ -274,3 +274,16 @@ def test_the_commented_cascade_example_of_the_cluster_config_is_valid() -> None:
     gpu = next(line for line in lines if line.startswith("  # extract:") and "num_gpus" in line)
     pool = yaml.safe_load(gpu.replace("  # extract:", "extract:", 1).split("#")[0])["extract"]
     assert PipelineConfig(extract=pool).extract.num_gpus == 0.25
+
+
+def test_query_analysis_links_the_cascades_spans(vocab: Vocabulary) -> None:
+    """Questions go through the same extractor as chunks: a span only the model finds becomes one of
+    the question's entities (its PPR seeds and translations)."""
+    from medgraph.retrieve.query import QueryAnalyzer
+
+    question = "Do hypertensions need treatment?"
+    gliner = FakePass({question: [("hypertensions", "disease", 0.9)]}, "gliner")
+    plain = QueryAnalyzer(EntityExtractor(vocab, NerConfig(plural_variants=False), LinkingConfig()), 0)
+    cascade = QueryAnalyzer(_extractor(vocab, gliner, plural_variants=False), 0)
+    assert "D006973" not in plain.analyze(question, "en").entity_ids  # the dictionary alone misses it
+    assert "D006973" in cascade.analyze(question, "en").entity_ids
