@@ -28,12 +28,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from medgraph import schemas as cat  # the category names
 from medgraph.config.models import LinkingConfig, NerConfig
 from medgraph.ingest.pubtator import PubtatorDoc, parse_pubtator
 from medgraph.ingest.text import detect_language
 from medgraph.link.extractor import EntityExtractor
 from medgraph.link.linker import Linker
-from medgraph.ontology import categories as cat
 from medgraph.ontology.build import resolve_vocabulary
 from medgraph.ontology.vocabulary import Vocabulary
 
