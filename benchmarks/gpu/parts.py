@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -261,22 +262,21 @@ def embed_bge_m3(models: Path, n: int = 1024, batch_size: int = 64, device: str 
     texts = abstracts(n)
     path = models / "bge-m3"
     out = {"model_dir": str(path), "texts": n, "batch_size": batch_size, "max_length": 512}
-    out["dense_and_sparse"] = bench(
-        lambda: BgeM3Embedder(
-            path, dense=True, sparse=True, max_length=512, batch_size=batch_size, device=device
-        ),
-        "embed_dense",
-        texts,
-        batch_size * 4,
-    )
-    out["dense_only"] = bench(
-        lambda: BgeM3Embedder(
-            path, dense=True, sparse=False, max_length=512, batch_size=batch_size, device=device
-        ),
-        "embed_dense",
-        texts,
-        batch_size * 4,
-    )
+    for key, sparse in (("dense_and_sparse", True), ("dense_only", False)):
+        out[key] = bench(
+            partial(
+                BgeM3Embedder,
+                path,
+                dense=True,
+                sparse=sparse,
+                max_length=512,
+                batch_size=batch_size,
+                device=device,
+            ),
+            "embed_dense",
+            texts,
+            batch_size * 4,
+        )
     out["cuda_peak_allocated_mib"] = _cuda_peak_mib(device)
     return out
 
