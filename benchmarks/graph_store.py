@@ -27,10 +27,10 @@ import argparse
 import json
 import logging
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -128,26 +128,17 @@ def _batches(items: list[tuple[Chunk, list[Mention], str]], size: int,
 
 def write(store: Any, batches: list[Batch], writers: int = 1) -> dict[str, Any]:
     """Write the stream with ``writers`` threads (batches dealt round-robin); mentions/s."""
-    errors: list[BaseException] = []
 
     def work(mine: list[Batch]) -> None:
-        try:
-            for docs, chunks, mentions, entities in mine:
-                store.upsert_documents(docs)
-                store.upsert_chunks(chunks, mentions, entities)
-                store.complete_documents([d.doc_id for d in docs])
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            errors.append(exc)
+        for docs, chunks, mentions, entities in mine:
+            store.upsert_documents(docs)
+            store.upsert_chunks(chunks, mentions, entities)
+            store.complete_documents([d.doc_id for d in docs])
 
-    threads = [threading.Thread(target=work, args=(batches[t::writers],)) for t in range(writers)]
     start = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with ThreadPoolExecutor(writers) as pool:  # a writer's exception is raised here
+        list(pool.map(work, [batches[t::writers] for t in range(writers)]))
     seconds = time.perf_counter() - start
-    if errors:
-        raise errors[0]
     n = sum(len(b[2]) for b in batches)
     return {"writers": writers, "seconds": round(seconds, 2), "mentions_per_s": round(n / seconds, 1),
             "chunks_per_s": round(sum(len(b[1]) for b in batches) / seconds, 1), "counts": store.counts()}

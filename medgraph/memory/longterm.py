@@ -83,6 +83,11 @@ class LongTermMemory:
         """The weight after one more mention (or use) at ``now``: ``decayed * 0.9 + 1.0``."""
         return self.decayed(weight, last_seen, now) * REPEAT_FACTOR + MENTION_WEIGHT
 
+    def _reinforced_row(self, db: Transaction, select: str, params: tuple[str, str], now: float) -> float | None:
+        """The reinforced weight of the one row ``select`` (weight, last_seen) finds; None when none."""
+        row = db.execute(select, params).fetchone()
+        return None if row is None else self.reinforced(row["weight"], row["last_seen"], now)
+
     # --- interests ----------------------------------------------------------------------
 
     def record_interests(
@@ -101,18 +106,14 @@ class LongTermMemory:
         t = clock(now)
         with self._db.write() as db:
             for mesh_id in ids:
-                row = db.execute(
-                    "SELECT weight, last_seen FROM user_interests WHERE user_id = ? AND mesh_id = ?",
-                    (user_id, mesh_id),
-                ).fetchone()
-                weight = (
-                    MENTION_WEIGHT if row is None else self.reinforced(row["weight"], row["last_seen"], t)
-                )
+                weight = self._reinforced_row(
+                    db, "SELECT weight, last_seen FROM user_interests WHERE user_id = ? AND mesh_id = ?",
+                    (user_id, mesh_id), t)
                 db.execute(
                     "INSERT INTO user_interests (user_id, mesh_id, weight, last_seen) VALUES (?,?,?,?) "
                     "ON CONFLICT(user_id, mesh_id) DO UPDATE SET weight = excluded.weight, "
                     "last_seen = excluded.last_seen",
-                    (user_id, mesh_id, weight, t),
+                    (user_id, mesh_id, MENTION_WEIGHT if weight is None else weight, t),
                 )
 
     def top_interests(
@@ -243,15 +244,12 @@ class LongTermMemory:
         t = clock(now)
         with self._db.write() as db:
             for memory_id in ids:
-                row = db.execute(
-                    "SELECT weight, last_seen FROM user_memories WHERE memory_id = ? AND user_id = ?",
-                    (memory_id, user_id),
-                ).fetchone()
-                if row is not None:
-                    db.execute(
-                        "UPDATE user_memories SET weight = ?, last_seen = ? WHERE memory_id = ?",
-                        (self.reinforced(row["weight"], row["last_seen"], t), t, memory_id),
-                    )
+                weight = self._reinforced_row(
+                    db, "SELECT weight, last_seen FROM user_memories WHERE memory_id = ? AND user_id = ?",
+                    (memory_id, user_id), t)
+                if weight is not None:
+                    db.execute("UPDATE user_memories SET weight = ?, last_seen = ? WHERE memory_id = ?",
+                               (weight, t, memory_id))
 
     def forget_user(self, user_id: str) -> int:
         """Delete everything remembered about a user; returns the number of memories deleted."""
