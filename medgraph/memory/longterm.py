@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,10 +83,19 @@ class LongTermMemory:
         """The weight after one more mention (or use) at ``now``: ``decayed * 0.9 + 1.0``."""
         return self.decayed(weight, last_seen, now) * REPEAT_FACTOR + MENTION_WEIGHT
 
-    def _reinforced_row(self, db: Transaction, select: str, params: tuple[str, str], now: float) -> float | None:
-        """The reinforced weight of the one row ``select`` (weight, last_seen) finds; None when none."""
-        row = db.execute(select, params).fetchone()
-        return None if row is None else self.reinforced(row["weight"], row["last_seen"], now)
+    def _reinforce_each(self, user_id: str | None, keys: Iterable[str], now: float | None, select: str,
+                        write: Callable[[Transaction, str, float | None, float], None]) -> None:
+        """In one transaction, for each distinct key: ``select`` (weight, last_seen) the row of
+        (key, user), and pass its reinforced weight (None when there is no row) to
+        ``write(db, key, weight, now)``. Does nothing for ``user_id`` None."""
+        ids = _distinct(keys)
+        if user_id is None or not ids:
+            return
+        t = clock(now)
+        with self._db.write() as db:
+            for key in ids:
+                row = db.execute(select, (key, user_id)).fetchone()
+                write(db, key, None if row is None else self.reinforced(row["weight"], row["last_seen"], t), t)
 
     # --- interests ----------------------------------------------------------------------
 
@@ -100,21 +109,17 @@ class LongTermMemory:
         ``last_seen = now``, so the stored weight is always the weight as of ``last_seen``.
         Does nothing for ``user_id`` None.
         """
-        ids = _distinct(mesh_ids)
-        if user_id is None or not ids:
-            return
-        t = clock(now)
-        with self._db.write() as db:
-            for mesh_id in ids:
-                weight = self._reinforced_row(
-                    db, "SELECT weight, last_seen FROM user_interests WHERE user_id = ? AND mesh_id = ?",
-                    (user_id, mesh_id), t)
-                db.execute(
-                    "INSERT INTO user_interests (user_id, mesh_id, weight, last_seen) VALUES (?,?,?,?) "
-                    "ON CONFLICT(user_id, mesh_id) DO UPDATE SET weight = excluded.weight, "
-                    "last_seen = excluded.last_seen",
-                    (user_id, mesh_id, MENTION_WEIGHT if weight is None else weight, t),
-                )
+
+        def upsert(db: Transaction, mesh_id: str, weight: float | None, t: float) -> None:
+            db.execute(
+                "INSERT INTO user_interests (user_id, mesh_id, weight, last_seen) VALUES (?,?,?,?) "
+                "ON CONFLICT(user_id, mesh_id) DO UPDATE SET weight = excluded.weight, "
+                "last_seen = excluded.last_seen",
+                (user_id, mesh_id, MENTION_WEIGHT if weight is None else weight, t),
+            )
+
+        self._reinforce_each(user_id, mesh_ids, now,
+                             "SELECT weight, last_seen FROM user_interests WHERE mesh_id = ? AND user_id = ?", upsert)
 
     def top_interests(
         self, user_id: str | None, k: int = 5, now: float | None = None
@@ -238,18 +243,14 @@ class LongTermMemory:
 
         Only this user's memories are touched; unknown IDs and other users' IDs are ignored.
         """
-        ids = _distinct(memory_ids)
-        if user_id is None or not ids:
-            return
-        t = clock(now)
-        with self._db.write() as db:
-            for memory_id in ids:
-                weight = self._reinforced_row(
-                    db, "SELECT weight, last_seen FROM user_memories WHERE memory_id = ? AND user_id = ?",
-                    (memory_id, user_id), t)
-                if weight is not None:
-                    db.execute("UPDATE user_memories SET weight = ?, last_seen = ? WHERE memory_id = ?",
-                               (weight, t, memory_id))
+
+        def update(db: Transaction, memory_id: str, weight: float | None, t: float) -> None:
+            if weight is not None:  # not this user's memory, or no such memory
+                db.execute("UPDATE user_memories SET weight = ?, last_seen = ? WHERE memory_id = ?",
+                           (weight, t, memory_id))
+
+        self._reinforce_each(user_id, memory_ids, now,
+                             "SELECT weight, last_seen FROM user_memories WHERE memory_id = ? AND user_id = ?", update)
 
     def forget_user(self, user_id: str) -> int:
         """Delete everything remembered about a user; returns the number of memories deleted."""
