@@ -6,12 +6,18 @@ The build (configs/local-cluster.yaml: Neo4j + GDS, Qdrant server, hashing embed
 PubMedQA abstracts of ../shared/data (``MEDGRAPH_CLUSTER_TEST_DOCS``, default 80), uploaded as the
 job's working directory. Checked through the CLI and the stores only:
 
-- a clean build SUCCEEDS, its logs hold the JSON summary, the stores hold its counts (Qdrant points
-  = graph chunks), and a re-run writes nothing and changes nothing;
-- ``ray job stop`` mid-build ends the job as STOPPED; the resubmitted build redoes only the documents
-  not complete and ends with exactly the clean build's counts (driver failure);
+The reference is the same corpus indexed in this process, Ray-free, by the same pipeline code into the
+embedded stores (``medgraph.eval.retrieval.open_index``): chunks, mentions, entities and vectors a
+build must end with. Checked against it:
+
+- ``ray job stop`` mid-build ends the job as STOPPED; the resubmitted build SUCCEEDS, skips exactly
+  the documents the stopped one completed, writes the rest, and ends with the reference counts
+  (driver failure; skipping complete documents is also what makes a re-run write nothing, which
+  tests/integration/test_build_corpus.py checks on one node);
 - killing a worker node (its raylet and every process of it) mid-build: the job still succeeds with
-  exactly the clean build's counts, no chunk lost or duplicated (node failure).
+  exactly the reference counts, no chunk lost or duplicated (node failure).
+
+Both builds are checked through the CLI (status, logs with the JSON summary) and the stores.
 
 Needs Neo4j (``make neo4j-start``), the Qdrant server binary of ../shared/bin (or
 ``MEDGRAPH_QDRANT_URL``) and the shared data: missing ones skip, or fail under
@@ -244,12 +250,31 @@ def build(ray_cluster, corpus, qdrant_url, neo4j_uri, tmp_path_factory) -> Any:
 
 
 @pytest.fixture(scope="module")
-def clean(build) -> dict[str, Any]:
-    """The uninterrupted build on empty stores: its summary, logs and store counts."""
-    build.wipe()
-    started = time.monotonic()
-    summary, logs = run_build(build)
-    return {"summary": summary, "logs": logs, "counts": build.counts(), "seconds": time.monotonic() - started}
+def reference(build, corpus, tmp_path_factory) -> dict[str, int]:
+    """What a complete build of ``corpus`` holds, indexed Ray-free in this process (same pipeline code,
+    same chunking, NER, linking and embedder settings; embedded stores)."""
+    from medgraph.eval.retrieval import open_index
+
+    index = open_index(corpus / "pubmedqa.json", build.config(), home=tmp_path_factory.mktemp("reference"))
+    try:
+        counts = {k: v for k, v in index.graph.counts().items() if k in ("chunks", "mentions", "entities")}
+        counts["vectors"] = index.vectors.count()
+    finally:
+        index.close()
+    assert counts["vectors"] == counts["chunks"] > N_DOCS and counts["mentions"] > counts["chunks"]
+    return counts
+
+
+def check_complete(build: Build, reference: dict[str, int], summary: dict[str, Any], logs: str) -> dict[str, int]:
+    """A SUCCEEDED build's summary and logs, and the stores holding exactly the reference corpus."""
+    assert summary["status"] == "succeeded" and not summary["failures"], summary
+    assert "joined Ray cluster" in logs
+    counts = build.counts()
+    assert counts["documents"] == N_DOCS and counts["documents_partial"] == 0
+    assert {k: counts[k] for k in reference} == reference
+    assert {k: summary["store"][k] for k in GRAPH_COUNTS} == {k: counts[k] for k in GRAPH_COUNTS}
+    assert summary["store"].get("vectors", counts["vectors"]) == counts["vectors"]
+    return counts
 
 
 # --- tests ----------------------------------------------------------------------------------------
@@ -264,52 +289,31 @@ def test_cluster_has_a_head_and_two_worker_nodes(ray_cluster) -> None:
     assert "3 of 3 nodes alive" in cluster("status")
 
 
-def test_submitted_build_succeeds_and_fills_both_stores(clean) -> None:
-    summary, counts = clean["summary"], clean["counts"]
-    assert summary["status"] == "succeeded" and not summary["failures"]
-    assert summary["documents_written"] == N_DOCS and summary["documents_skipped"] == 0
-    assert counts["documents"] == N_DOCS and counts["documents_partial"] == 0
-    assert counts["chunks"] == summary["chunks_written"] > N_DOCS
-    assert counts["mentions"] == summary["mentions_written"] > counts["chunks"]
-    assert counts["entities"] > 0
-    assert counts["vectors"] == counts["chunks"]
-    assert {k: summary["store"][k] for k in GRAPH_COUNTS} == {k: counts[k] for k in GRAPH_COUNTS}
-    assert summary["store"].get("vectors", counts["vectors"]) == counts["vectors"]
-    assert "joined Ray cluster" in clean["logs"]
-
-
-def test_resubmitted_build_is_idempotent(build, clean) -> None:
-    summary, _ = run_build(build)
-    assert summary["documents_written"] == 0 and summary["chunks_written"] == 0
-    assert summary["documents_skipped"] == N_DOCS
-    assert build.counts() == clean["counts"]
-
-
-def test_stopped_build_resumes_where_it_stopped(build, clean) -> None:
+def test_stopped_build_resumes_where_it_stopped(build, reference) -> None:
     """Driver failure: ``ray job stop`` mid-build (STOPPED), then the same build again."""
     build.wipe()
     job_id = build.submit()
-    wait_partial(build, clean["counts"]["chunks"])
+    wait_partial(build, reference["chunks"])
     _run(RAY, "job", "stop", "--address", DASHBOARD, job_id, timeout=120)
     assert wait_job(job_id, timeout_s=60) == "STOPPED"
     stopped = settled(build)
-    assert stopped["chunks"] < clean["counts"]["chunks"]
+    assert stopped["chunks"] < reference["chunks"]
     assert stopped["documents"] < N_DOCS
 
-    summary, _ = run_build(build)
+    summary, logs = run_build(build)
     assert summary["documents_skipped"] == stopped["documents"] > 0
     assert summary["documents_written"] == N_DOCS - stopped["documents"]
-    assert build.counts() == clean["counts"]
+    check_complete(build, reference, summary, logs)
 
 
-def test_build_survives_losing_a_worker_node(build, clean) -> None:
+def test_build_survives_losing_a_worker_node(build, reference) -> None:
     """Node failure: a worker node (its raylet and all its processes) is killed mid-build: worker 1,
     or worker 2 when only that one holds actors of the build at that moment."""
     build.wipe()
     job_id = build.submit()
     victim = 1
     try:
-        before = wait_partial(build, clean["counts"]["chunks"])
+        before = wait_partial(build, reference["chunks"])
         placed = job_actors_by_worker()
         victim = 1 if placed.get(1) or not placed.get(2) else 2
         assert placed.get(victim), f"no actor of the build on a worker node: {placed}"
@@ -317,10 +321,8 @@ def test_build_survives_losing_a_worker_node(build, clean) -> None:
         status = wait_job(job_id)
         logs = job_logs(job_id)
         assert status == "SUCCEEDED", logs[-5000:]
-        summary = summary_of(logs)
-        assert summary["status"] == "succeeded" and not summary["failures"]
-        assert before["chunks"] < clean["counts"]["chunks"]
-        assert build.counts() == clean["counts"]
+        assert before["chunks"] < reference["chunks"]
+        check_complete(build, reference, summary_of(logs), logs)
     finally:
         if job_status(job_id) not in FINAL:
             _run(RAY, "job", "stop", "--address", DASHBOARD, job_id, check=False)
