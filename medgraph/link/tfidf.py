@@ -13,7 +13,6 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from medgraph.text.keys import norm_key
 
@@ -24,6 +23,9 @@ class CharNgramIndex:
     """TF-IDF over character n-grams (word-bounded) of normalised names."""
 
     def __init__(self, keys: Sequence[str], ngram: int = 3) -> None:
+        # imported here: sklearn takes seconds to import, and most processes never build this index
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         t0 = time.perf_counter()
         self.keys = list(keys)
         self._vectorizer = TfidfVectorizer(
