@@ -139,9 +139,10 @@ def test_killed_driver_resumes_to_exact_counts(tmp_path, built, small_corpus):
     cfg_ref, _ = built
     reference = store_counts(cfg_ref)
     home = tmp_path / "store"
-    # the default (slower, real) embedder makes writes trickle in, so the kill lands mid-way
-    sets = [f"stores.graph.path={home}/graph.sqlite", f"stores.vector.path={home}/qdrant",
-            "pipeline.write.batch_size=16", "pipeline.embed.batch_size=16"]
+    # small batches all the way through make the writes trickle in, so the kill lands mid-way
+    sets = [f"stores.graph.path={home}/graph.sqlite", f"stores.vector.path={home}/qdrant", *FAST,
+            "pipeline.records_per_shard=4", "pipeline.extract.batch_size=4", "pipeline.embed.batch_size=4",
+            "pipeline.write.batch_size=4"]
     cmd = [sys.executable, "-m", "jobs.build_corpus", "--config", "configs/local.yaml",
            "--input", str(small_corpus), *[a for s in sets for a in ("--set", s)]]
     proc = subprocess.Popen(cmd, cwd=REPO, start_new_session=True,
@@ -153,7 +154,7 @@ def test_killed_driver_resumes_to_exact_counts(tmp_path, built, small_corpus):
     proc.wait()
     partial = _chunks_in(home / "graph.sqlite")
     assert 0 < partial < reference["chunks"], "the kill must land mid-way for this test to mean anything"
-    resumed = build_corpus(config(home), [str(small_corpus)])  # same embedder as the killed run
+    resumed = build_corpus(config(home, FAST), [str(small_corpus)])  # same embedder as the killed run
     assert resumed["status"] == "succeeded"
     assert 0 < resumed["documents_skipped"] < 41  # documents completed before the kill are not redone
-    assert store_counts(config(home)) == reference
+    assert store_counts(config(home, FAST)) == reference
