@@ -10,7 +10,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import shutil
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 
 from jobs.build_corpus import build_corpus
 from medgraph.config import load_config
+from medgraph.testing.net import free_port
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -35,12 +35,6 @@ CORPUS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Any:
     from ray import serve
@@ -54,7 +48,7 @@ def app(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Any:
     literature = root / "literature"
     shutil.copytree(REPO / "tests" / "fixtures" / "agent" / "literature", literature)
     sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
-            f"app.path={root}/app.sqlite", f"serve.port={_free_port()}", "auth.required=true",
+            f"app.path={root}/app.sqlite", f"serve.port={free_port()}", "auth.required=true",
             "auth.per_user_daily=6", "auth.max_concurrent=1",
             f'gaps.sources=[{{"kind": "local", "path": "{literature}"}}]',
             # a tier whose model is missing: its requests must get a 503, not hang

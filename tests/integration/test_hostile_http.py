@@ -30,10 +30,6 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import status_code_conformance
 
-from jobs.build_corpus import build_corpus
-from medgraph.config import load_config
-from medgraph.testing.net import free_port
-
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 ADMIN_KEY = "mgk_0123456789ab_" + "h" * 43
@@ -46,23 +42,16 @@ HOSTILE_TEXT = [
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def app(tmp_path_factory: pytest.TempPathFactory, demo_stores: Any) -> Any:
     from ray import serve
 
     from medgraph.auth.keys import ApiKeyStore
     from serve.demo import start
 
     root = tmp_path_factory.mktemp("hostile")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    data = json.loads((REPO / "data" / "demo" / "pubmedqa_demo.json").read_text())
-    (corpus / "abstracts.json").write_text(json.dumps({k: data[k] for k in sorted(data)[:12]}))
-    sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
-            f"app.path={root}/app.sqlite", f"serve.port={free_port()}", "auth.required=true",
-            "auth.force_tier=admin", "auth.per_user_daily=100000", "auth.global_daily=100000",
-            "auth.max_concurrent=2", "gaps.enabled=false", "serve.max_body_bytes=65536"]
-    cfg = load_config(REPO / "configs" / "local.yaml", sets)
-    assert build_corpus(cfg, [str(corpus)])["status"] == "succeeded"
+    cfg = demo_stores.config(root, [
+        "auth.required=true", "auth.force_tier=admin", "auth.per_user_daily=100000", "auth.global_daily=100000",
+        "auth.max_concurrent=2", "gaps.enabled=false", "serve.max_body_bytes=65536"])
     ApiKeyStore(cfg.app.path).bootstrap_admin(ADMIN_KEY)
     url = start(cfg)
     admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
@@ -72,15 +61,16 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Any:
         assert r.status_code == 201, r.text
         keys[user] = {"key": r.json()["api_key"], "key_id": r.json()["key_id"],
                       "headers": {"Authorization": f"Bearer {r.json()['api_key']}"}}
-    yield {"url": url, "admin": admin, "keys": keys}
+    yield {"url": url, "admin": admin, "keys": keys, "documents": demo_stores.summary["documents_written"]}
     print(f"\nhostile-input requests sent: {SENT}")
     serve.shutdown()
 
 
-def _healthy(url: str) -> None:
-    assert httpx.get(f"{url}/health/live", timeout=30).status_code == 200
-    ready = httpx.get(f"{url}/health/ready", headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=60)
-    assert ready.status_code == 200 and ready.json()["stores"]["documents"] == 12
+def _healthy(app: dict[str, Any]) -> None:
+    """Live, ready, and still holding the whole corpus."""
+    assert httpx.get(f"{app['url']}/health/live", timeout=30).status_code == 200
+    ready = httpx.get(f"{app['url']}/health/ready", headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=60)
+    assert ready.status_code == 200 and ready.json()["stores"]["documents"] == app["documents"]
 
 
 def _fuzz(operation: Any, mode: GenerationMode, app: dict[str, Any], failures: list[str]) -> Any:
@@ -119,7 +109,7 @@ def test_fuzz_every_operation_of_the_openapi_schema(app: dict[str, Any]) -> None
 
 
 def test_app_is_healthy_after_the_fuzz(app: dict[str, Any]) -> None:
-    _healthy(app["url"])
+    _healthy(app)
 
 
 # OpenAI's chat-completions request: the fields a client may send, valid or not for this app
@@ -161,7 +151,7 @@ def test_fuzz_openai_chat_completions(app: dict[str, Any]) -> None:
 
     run()
     assert 200 in seen and 422 in seen  # both answered and refused requests were generated
-    _healthy(url)
+    _healthy(app)
 
 
 def _send(app: dict[str, Any], method: str, path: str, **kw: Any) -> httpx.Response:
@@ -271,4 +261,4 @@ def test_another_users_session_and_forced_tiers_are_403(app: dict[str, Any]) -> 
     unknown = _send(app, "POST", "/v1/chat/completions", headers=mallory,
                     json={"model": "gpt-4o", "messages": [{"role": "user", "content": "metformin?"}]})
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "model_not_found"
-    _healthy(app["url"])
+    _healthy(app)

@@ -1,7 +1,7 @@
 """The Serve application over real HTTP on a local Ray cluster, answering from a real corpus.
 
-One module-scoped app: a corpus (20 PubMedQA abstracts + the CDC PDF) is built with the Ray job
-(then built again from an input it cannot load, for the build history), then the app is deployed
+One module-scoped app on a copy of ``demo_stores`` (20 PubMedQA abstracts + the CDC PDF, built with
+the Ray job; then built again here from an input it cannot load, for the build history), deployed
 and exercised through every endpoint, including an OpenAI client.
 """
 
@@ -10,41 +10,29 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import re
-import shutil
 from pathlib import Path
 
 import httpx
 import pytest
 
 from jobs.build_corpus import build_corpus
-from medgraph.config import load_config
-from medgraph.testing.net import free_port
 from tests.helpers import require_module
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "What are the minimum expectations for hand hygiene in outpatient settings?"
-BUILD, REBUILD = "serve-build", "serve-rebuild"  # the fixture's corpus builds, in this order
+REBUILD = "serve-rebuild"  # a build after demo_stores's, that loads nothing
 HAND_HYGIENE = "D063373"
 
 
 @pytest.fixture(scope="module")
-def app_url(tmp_path_factory, shared_data):
+def app_url(tmp_path_factory, demo_stores):
     from ray import serve
 
     from serve.demo import start
 
     root = tmp_path_factory.mktemp("serve")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    data = json.loads((REPO / "data" / "demo" / "pubmedqa_demo.json").read_text())
-    (corpus / "abstracts.json").write_text(json.dumps({k: data[k] for k in sorted(data)[:20]}))
-    shutil.copy(shared_data / "pdfs" / "cdc_guide_infection_prevention_outpatient_2016.pdf", corpus / "cdc.pdf")
-    sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
-            f"app.path={root}/app.sqlite", f"serve.port={free_port()}"]  # own quota counts, not the checkout's
-    cfg = load_config(REPO / "configs" / "local.yaml", sets)
-    summary = build_corpus(cfg, [str(corpus)], run_id=BUILD)
-    assert summary["status"] == "succeeded" and summary["documents_written"] == 21
+    cfg = demo_stores.config(root)  # own stores and quota counts, not the checkout's
     (root / "notes.xyz").write_text("not a corpus file")  # a later build that loads nothing and fails one input
     assert build_corpus(cfg, [str(root / "notes.xyz")], run_id=REBUILD)["status"] == "succeeded"
     url = start(cfg)
@@ -216,12 +204,12 @@ def test_unknown_and_malformed_chunk_ids(app_url):
         assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "chunk_id"], (bad, r.text)
 
 
-def test_corpus_shows_the_stores_and_the_builds_newest_first(app_url):
+def test_corpus_shows_the_stores_and_the_builds_newest_first(app_url, demo_stores):
     r = httpx.get(f"{app_url}/corpus", timeout=30)
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["stores"]["documents"] == 21 and body["stores"]["chunks"] > 0 and "last_run" not in body["stores"]
-    assert [run["run_id"] for run in body["runs"]] == [REBUILD, BUILD]
+    assert [run["run_id"] for run in body["runs"]] == [REBUILD, demo_stores.run_id]
     rebuild, build = body["runs"]
     assert rebuild["started"] >= build["finished"] >= build["started"]
     assert build["status"] == "succeeded" and build["summary"]["documents_written"] == 21

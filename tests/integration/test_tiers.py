@@ -1,6 +1,6 @@
 """LLM tiers end to end: a real GGUF (Gemma 3 270M Q4_K_M) on CPU behind Ray Serve.
 
-One module-scoped app on a small real corpus (20 PubMedQA abstracts): SMALL answers with the
+One module-scoped app on a small real corpus (``demo_stores``: 20 PubMedQA abstracts and a PDF): SMALL answers with the
 extractive engine, MEDIUM and LARGE with the llama.cpp engine ``gemma`` (idle sleep after a few
 seconds). Exercised over HTTP: routing, wake on demand with concurrent requests sharing one
 wake, idle sleep with the resident memory it frees, no sleep while a request is in flight,
@@ -19,7 +19,6 @@ import concurrent.futures
 import importlib.util
 import json
 import re
-import socket
 import time
 from pathlib import Path
 
@@ -44,34 +43,18 @@ def _require_llm() -> None:
         unavailable(reason, "MEDGRAPH_REQUIRE_LLM")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
+def app_url(tmp_path_factory, demo_stores):
     _require_llm()
     from ray import serve
 
-    from jobs.build_corpus import build_corpus
-    from medgraph.config import load_config
     from serve.demo import start
 
     root = tmp_path_factory.mktemp("tiers")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    data = json.loads((REPO / "data" / "demo" / "pubmedqa_demo.json").read_text())
-    (corpus / "abstracts.json").write_text(json.dumps({k: data[k] for k in sorted(data)[:20]}))
-    sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
-            f"app.path={root}/app.sqlite", f"serve.port={_free_port()}", "tiers.medium=gemma", "tiers.large=gemma",
-            f"tiers.engines.gemma.idle_sleep_s={IDLE_SLEEP_S}", "tiers.monitor_interval_s=0.5",
-            "tiers.engines.gemma.max_tokens=48", "tiers.engines.gemma.max_evidence=3",
-            "tiers.engines.gemma.evidence_chars=400", "serve.answer_timeout_s=240"]
-    cfg = load_config(REPO / "configs" / "local.yaml", sets)
-    summary = build_corpus(cfg, [str(corpus)])
-    assert summary["status"] == "succeeded" and summary["documents_written"] == 20
+    cfg = demo_stores.config(root, [
+        "tiers.medium=gemma", "tiers.large=gemma", f"tiers.engines.gemma.idle_sleep_s={IDLE_SLEEP_S}",
+        "tiers.monitor_interval_s=0.5", "tiers.engines.gemma.max_tokens=48", "tiers.engines.gemma.max_evidence=3",
+        "tiers.engines.gemma.evidence_chars=400", "serve.answer_timeout_s=240"])
     url = start(cfg)
     yield url
     serve.shutdown()
