@@ -8,12 +8,23 @@ need them skip with the reason when the folder is missing, unless ``MEDGRAPH_REQ
 the module's ``CORPUS`` records indexed with the hashing embedder and a vocabulary built from its
 ``SOURCES`` (default: the fixture MeSH XML), with its ``INDEX_SETTINGS`` overrides; an
 ``(EvalIndex, config)`` pair, closed afterwards.
+
+``demo_stores``: one corpus build per session that the modules serving a small demo corpus share
+(test_serve, test_hostile_http, test_tiers, and the web interface's tests, which add to it): 20
+demo PubMedQA abstracts and the CDC outpatient guide (21 documents), built by the corpus job with
+configs/local.yaml's default models under the run ID ``demo_stores.run_id``.
+``demo_stores.config(root, sets)`` copies the built stores into ``root`` and returns the local
+config pointing at the copy, with an app database of its own in ``root``, a free Serve port, and
+the module's ``sets``: each module writes to its own copy.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +70,46 @@ def fresh_tiny_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator
     idx, cfg = _index_of(request.module, tmp_path)
     yield idx, cfg
     idx.close()
+
+
+CDC_PDF = "cdc_guide_infection_prevention_outpatient_2016.pdf"
+
+
+def stores_in(root: Path) -> list[str]:
+    """Config overrides that put the embedded graph and vector stores in ``root``."""
+    return [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant"]
+
+
+@dataclass(frozen=True)
+class DemoStores:
+    root: Path
+    run_id: str
+    summary: dict[str, Any]
+
+    def config(self, root: Path, sets: Sequence[str] = ()) -> Any:
+        from medgraph.config import load_config
+        from medgraph.testing.net import free_port
+
+        for db in self.root.glob("graph.sqlite*"):  # the database and any WAL files beside it
+            shutil.copy(db, root / db.name)
+        shutil.copytree(self.root / "qdrant", root / "qdrant")
+        return load_config(REPO / "configs" / "local.yaml", [
+            *stores_in(root), f"app.path={root}/app.sqlite", f"serve.port={free_port()}", *sets])
+
+
+@pytest.fixture(scope="session")
+def demo_stores(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> DemoStores:
+    from jobs.build_corpus import build_corpus
+    from medgraph.config import load_config
+
+    root = tmp_path_factory.mktemp("demo-stores")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    data = json.loads((REPO / "data" / "demo" / "pubmedqa_demo.json").read_text())
+    (corpus / "abstracts.json").write_text(json.dumps({k: data[k] for k in sorted(data)[:20]}))
+    shutil.copy(shared_data / "pdfs" / CDC_PDF, corpus / "cdc.pdf")
+    run_id = "demo-build"
+    cfg = load_config(REPO / "configs" / "local.yaml", stores_in(root))
+    summary = build_corpus(cfg, [str(corpus)], run_id=run_id)
+    assert summary["status"] == "succeeded" and summary["documents_written"] == 21, summary
+    return DemoStores(root, run_id, summary)

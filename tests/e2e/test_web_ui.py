@@ -1,6 +1,7 @@
 """The web interface in a real browser (Debian's chromium driven by Playwright) against the real
 Serve app, on a slice of the demo corpus: the CDC PDF, the German and Chinese documents and 40
-English abstracts, built with the Ray job, with communities built too. Keys are required
+English abstracts, built with the Ray job (added to a copy of ``demo_stores``), with communities
+built too. Keys are required
 (``auth.required``), as on a cluster: the admin key comes from ``auth.admin_key_env``.
 
 Every test fails on a console error or an uncaught exception in the page, and writes a
@@ -24,8 +25,6 @@ import pytest
 
 from jobs.build_communities import build_communities
 from jobs.build_corpus import build_corpus
-from medgraph.config import load_config
-from medgraph.testing.net import free_port
 from tests.helpers import require_module, unavailable
 
 pytestmark = pytest.mark.integration
@@ -56,8 +55,17 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
+@pytest.fixture(scope="session")
+def admin_key_env() -> str:
+    """The admin key in the environment before Ray starts (its workers inherit it): session-scoped
+    and asked for before ``demo_stores``, whose build may be the first to start Ray."""
+    os.environ["MEDGRAPH_UI_TEST_ADMIN_KEY"] = ADMIN_KEY
+    return "MEDGRAPH_UI_TEST_ADMIN_KEY"
+
+
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, browser: Any) -> Iterator[dict[str, Any]]:
+def app(admin_key_env: str, tmp_path_factory: pytest.TempPathFactory, demo_stores: Any,
+        browser: Any) -> Iterator[dict[str, Any]]:
     from ray import serve
 
     from serve.demo import start
@@ -67,15 +75,13 @@ def app(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, browser: An
     corpus.mkdir()
     abstracts = json.loads((DEMO / "pubmedqa_demo.json").read_text())
     (corpus / "abstracts.json").write_text(json.dumps({k: abstracts[k] for k in sorted(abstracts)[:40]}))
-    for name in ("pubmedqa_de_demo.jsonl", "huatuo_zh_demo.jsonl", "cdc_guide_infection_prevention_outpatient_2016.pdf"):
+    for name in ("pubmedqa_de_demo.jsonl", "huatuo_zh_demo.jsonl"):
         shutil.copy(DEMO / name, corpus / name)
-    os.environ["MEDGRAPH_UI_TEST_ADMIN_KEY"] = ADMIN_KEY  # before Ray starts: its workers inherit it
-    sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
-            f"app.path={root}/app.sqlite", f"serve.port={free_port()}", "auth.required=true",
-            "auth.admin_key_env=MEDGRAPH_UI_TEST_ADMIN_KEY", "auth.per_user_daily=1000"]
-    cfg = load_config(REPO / "configs" / "local.yaml", sets)
+    cfg = demo_stores.config(root, ["auth.required=true", f"auth.admin_key_env={admin_key_env}",
+                                    "auth.per_user_daily=1000"])
+    # the demo stores hold the PDF and the first 20 abstracts: this build adds the rest
     summary = build_corpus(cfg, [str(corpus)])
-    assert summary["status"] == "succeeded", summary
+    assert summary["status"] == "succeeded" and summary["documents_skipped"] == 20, summary
     assert build_communities(cfg)["status"] == "succeeded"
     url = start(cfg)
     admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
