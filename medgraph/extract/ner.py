@@ -30,7 +30,7 @@ import logging
 import threading
 import time
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import ahocorasick
@@ -69,7 +69,9 @@ class GazetteerNER:
         self.vocab = vocab
         self.cfg = cfg or NerConfig()
         self.german_keys = german_keys
-        self._keys, self._automaton = self._build(german=False)
+        keys = self._collect()
+        self._add_variants(keys)
+        self._keys, self._automaton = self._compile(keys)
         # German text: the same keys plus the German forms, built on the first German text (most
         # processes never see one, and the forms triple the build time)
         self._german: tuple[list[_Key], ahocorasick.Automaton] | None = None
@@ -120,14 +122,15 @@ class GazetteerNER:
             if row.mesh_id not in self.vocab:
                 continue
             key = match_key(short)
-            entry = keys.setdefault(key, _Key(key, (row.mesh_id,), german=True))
+            entry = keys.get(key)
+            # a copy of an existing key: the English table's entries are shared, never changed
+            entry = _Key(key, (row.mesh_id,), german=True) if entry is None else replace(entry, de_case=dict(entry.de_case))
             entry.de_case[unicodedata.normalize("NFKC", short)] = row.mesh_id
+            keys[key] = entry
 
-    def _build(self, german: bool) -> tuple[list[_Key], ahocorasick.Automaton]:
-        keys = self._collect()
-        self._add_variants(keys)
-        if german:
-            self._add_german(keys)
+    @staticmethod
+    def _compile(keys: dict[str, _Key]) -> tuple[list[_Key], ahocorasick.Automaton]:
+        """The key table (sorted by key) and its automaton (value: table index, padded length)."""
         table: list[_Key] = []
         automaton = ahocorasick.Automaton()
         for key in sorted(keys):
@@ -145,7 +148,9 @@ class GazetteerNER:
             with self._german_lock:
                 if self._german is None:
                     t0 = time.perf_counter()
-                    self._german = self._build(german=True)
+                    keys = {entry.key: entry for entry in self._keys}  # the English table, plus:
+                    self._add_german(keys)
+                    self._german = self._compile(keys)
                     log.info("gazetteer, German forms: %d keys in %.1fs", len(self._german[0]),
                              time.perf_counter() - t0)
         return self._german

@@ -4,6 +4,7 @@ English Latin/Greek names, compounds, and the curated German clinical abbreviati
 from __future__ import annotations
 
 import gzip
+from pathlib import Path
 
 import pytest
 
@@ -176,3 +177,20 @@ def test_manifest_records_german_forms_and_abbreviation_provenance(vocab: Vocabu
     assert abbr["path"] == f"pkg:{GERMAN_ABBREVIATIONS.name}" and abbr["rows"] == len(german_abbreviations())
     assert "licence" in abbr and "source" in abbr
     assert 0 < abbr["resolved"] <= abbr["rows"]
+
+
+def test_the_german_table_extends_a_copy_of_the_english_one(tmp_path: Path) -> None:
+    """The German table is the English table plus the German keys; building it on the first German
+    text changes nothing in the English table: an abbreviation spelling (``CRP``) for a key the
+    English table already has goes on a copy of that key."""
+    vocab = terms_vocabulary(tmp_path, [("D002097", "en", "C-Reactive Protein"), ("D002097", "en", "CRP"),
+                                        ("D003327", "en", "Coronary Disease")])
+    ner = GazetteerNER(vocab)
+    english = "CRP and C-reactive protein in coronary disease"
+    before = ner.find(english, "en")
+    assert [m.surface for m in before] == ["CRP", "C-reactive protein", "coronary disease"]
+    german = [(m.surface, m.mesh_id, m.method) for m in ner.find("Erhöhtes CRP bei KHK", "de")]
+    assert german == [("CRP", "D002097", "abbreviation"), ("KHK", "D003327", "abbreviation")]
+    assert ner.find(english, "en") == before
+    assert not any(entry.de_case or entry.german for entry in ner._keys)
+    assert {entry.key for entry in ner._keys} < {entry.key for entry in ner._table("de")[0]}
