@@ -48,6 +48,8 @@ class AnalyzerService:
                                       cfg.retrieval.names_per_entity, cache=cache)
         if cfg.linking.compose:  # built here, not on the first German or Chinese question (~2 s)
             self.extractor.linker.composer  # noqa: B018
+        if cfg.linking.tfidf:  # the fuzzy name index (explorer lookups), built beside the first requests
+            threading.Thread(target=lambda: self.extractor.linker.tfidf, name="tfidf-warm-up", daemon=True).start()
 
     def analyze(self, question: str, language: str | None = None) -> QueryAnalysis:
         return self.analyzer.analyze(question, language)

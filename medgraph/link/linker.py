@@ -40,6 +40,7 @@ Cascade (first hit wins; deterministic):
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,9 @@ from medgraph.ontology.vocabulary import Index, Vocabulary, build_index
 from medgraph.text.abbreviations import abbreviation_map, german_abbreviations
 from medgraph.text.keys import has_cjk, match_key, norm_key
 from medgraph.text.variants import GermanLexicon, chinese_forms, german_forms
+
+# one fuzzy-index build at a time in a process (a warm-up thread and a request may race for it)
+_TFIDF_BUILD = threading.Lock()
 
 SCORE_EXACT = 1.0
 SCORE_NORMALISED = 0.95
@@ -114,9 +118,12 @@ class Linker:
 
     @property
     def tfidf(self) -> CharNgramIndex:
-        """The fuzzy index, built on first use (a few seconds for the full vocabulary)."""
+        """The fuzzy index, built on first use (a few seconds for the full vocabulary); callers that
+        arrive while it is being built wait for that build."""
         if self._tfidf is None:
-            self._tfidf = CharNgramIndex(sorted(self.vocab.norm_index), self.cfg.ngram)
+            with _TFIDF_BUILD:
+                if self._tfidf is None:
+                    self._tfidf = CharNgramIndex(sorted(self.vocab.norm_index), self.cfg.ngram)
         return self._tfidf
 
     def _result(self, mesh_id: str, method: str, score: float) -> LinkResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,27 @@ def test_tfidf_fallback_threshold(small_vocab: Vocabulary) -> None:
     assert strict.link("myocardial infraction").mesh_id is None
     off = Linker(small_vocab, LinkingConfig(tfidf=False))
     assert off.link("myocardial infraction").method == "none"
+
+
+def test_fuzzy_index_is_built_once_for_callers_that_arrive_together(
+    small_vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Serve analyzer warms the index in a thread while requests may already ask for it."""
+    import medgraph.link.linker as linker_module
+
+    builds = []
+    real = linker_module.CharNgramIndex
+
+    def slow_index(*args: object) -> object:
+        builds.append(args)
+        time.sleep(0.3)
+        return real(*args)
+
+    monkeypatch.setattr(linker_module, "CharNgramIndex", slow_index)
+    linker = Linker(small_vocab)
+    with ThreadPoolExecutor(4) as pool:
+        indexes = list(pool.map(lambda _: linker.tfidf, range(4)))
+    assert len(builds) == 1 and all(index is indexes[0] for index in indexes)
 
 
 def test_link_many_is_deterministic(small_vocab: Vocabulary) -> None:
