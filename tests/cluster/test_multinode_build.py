@@ -3,7 +3,7 @@
 The cluster is cluster/local/ray-local.sh (a head and two worker nodes on this machine, each its own
 raylet), on ports of its own (below) so that it never meets a developer's ``make ray-local-start``.
 The build (configs/local-cluster.yaml: Neo4j + GDS, Qdrant server, hashing embedder) runs over
-PubMedQA abstracts of ../shared/data (``MEDGRAPH_CLUSTER_TEST_DOCS``, default 80), uploaded as the
+PubMedQA abstracts of ../shared/data (``MEDGRAPH_CLUSTER_TEST_DOCS``, default 50), uploaded as the
 job's working directory. Checked through the CLI and the stores only:
 
 The reference is the same corpus indexed in this process, Ray-free, by the same pipeline code into the
@@ -47,7 +47,7 @@ SCRIPT = REPO / "cluster" / "local" / "ray-local.sh"
 CONFIG = "configs/local-cluster.yaml"  # relative: the job runs in the uploaded working directory
 BIN = Path(sys.executable).parent
 RAY = str(BIN / "ray") if (BIN / "ray").exists() else "ray"
-N_DOCS = int(os.environ.get("MEDGRAPH_CLUSTER_TEST_DOCS", "80"))
+N_DOCS = int(os.environ.get("MEDGRAPH_CLUSTER_TEST_DOCS", "50"))
 COLLECTION = "cluster_test_chunks"
 # the test cluster's ports and temp dirs (cluster/local/ray-local.sh reads these)
 CLUSTER_ENV = {

@@ -49,6 +49,7 @@ def app(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Any:
     shutil.copytree(REPO / "tests" / "fixtures" / "agent" / "literature", literature)
     sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
             f"app.path={root}/app.sqlite", f"serve.port={free_port()}", "auth.required=true",
+            "embedding.dense=hashing",  # what is checked is the agent's behaviour, not ranking quality
             "auth.per_user_daily=6", "auth.max_concurrent=1",
             f'gaps.sources=[{{"kind": "local", "path": "{literature}"}}]',
             # a tier whose model is missing: its requests must get a 503, not hang
