@@ -52,18 +52,20 @@ $(LLM_STAMP): $(STAMP)
 install-llm: $(LLM_STAMP)
 
 # Debian packages: the OCR stage's Tesseract 5 with English, German and simplified Chinese models,
-# a CJK font for the Chinese OCR test samples, and the servers of replicated serving's shared state
+# a CJK font for the Chinese OCR test samples, the Ding German-English dictionary (trans-de-en,
+# GPL-2+: a vocabulary source of German names, read from /usr/share/trans/de-en), and the servers of replicated serving's shared state
 # (Redis, PostgreSQL) for the tests. Idempotent: nothing happens when they are there.
 # Without apt-get (or root / passwordless sudo) it says what is missing and goes on (the tests that
 # need them then skip), except with MEDGRAPH_REQUIRE_SHARED=1 (.ci/run), where it is an error.
 DEB_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-chi-sim fonts-wqy-microhei \
-	redis-server postgresql chromium
+	redis-server postgresql chromium trans-de-en
 CJK_FONT     := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+DING_DICT    := /usr/share/trans/de-en
 
 system-deps:
 	@have() { command -v tesseract >/dev/null 2>&1 && [ -f $(CJK_FONT) ] || return 1; \
 	  command -v redis-server >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || return 1; \
-	  command -v chromium >/dev/null 2>&1 || return 1; \
+	  command -v chromium >/dev/null 2>&1 && [ -f $(DING_DICT) ] || return 1; \
 	  langs=$$(tesseract --list-langs 2>/dev/null); \
 	  for l in eng deu chi_sim; do echo "$$langs" | grep -qx "$$l" || return 1; done; }; \
 	have && exit 0; \
@@ -75,7 +77,7 @@ system-deps:
 	  msg="apt-get install $(DEB_PACKAGES) failed (it needs root or passwordless sudo and a Debian mirror)"; \
 	else msg="apt-get not found: install Tesseract 5 with eng, deu and chi_sim data and $(CJK_FONT) by hand"; fi; \
 	if [ "$${MEDGRAPH_REQUIRE_SHARED:-0}" = 1 ]; then echo "system-deps: $$msg" >&2; exit 1; fi; \
-	echo "system-deps: $$msg; OCR of scanned pages and its tests are unavailable"
+	echo "system-deps: $$msg; OCR of scanned pages, the German dictionary names and their tests are unavailable"
 
 QUESTION ?= What are the minimum expectations for hand hygiene in outpatient settings?
 

@@ -4,7 +4,9 @@
 without its German-only keys (``GazetteerNER(german_keys=False)``: no inflected German names, no
 German spellings of English names, no German abbreviation table) and the linker with
 ``german_morphology=False`` (no abbreviation table, no generated forms, the one-ending stemmer
-instead of Snowball). "After" is the default.
+instead of Snowball). "After" is the default. With ``--baseline-config FILE``, "before" is instead the
+same default extractor on the vocabulary that config builds (e.g. the configured sources without one
+of them), so a vocabulary source is measured on its own.
 
 Two parts, both printed as JSON:
 
@@ -20,7 +22,8 @@ Two parts, both printed as JSON:
   form (plural of the last word, ``-en`` on adjectives) to measure the inflection handling. No
   public benchmark's test split is read.
 
-    python benchmarks/german_linking.py [--config configs/local.yaml] [--dev] [--sample 60]
+    python benchmarks/german_linking.py [--config configs/local.yaml] [--baseline-config FILE]
+        [--dev] [--sample 60]
 """
 
 from __future__ import annotations
@@ -49,8 +52,13 @@ from medgraph.schemas import Mention  # noqa: E402
 from medgraph.text.variants import german_inflections  # noqa: E402
 
 
-def extractors(vocab: Vocabulary, cfg: Any) -> tuple[EntityExtractor, EntityExtractor]:
+def extractors(
+    vocab: Vocabulary, cfg: Any, baseline: tuple[Vocabulary, Any] | None = None
+) -> tuple[EntityExtractor, EntityExtractor]:
     after = EntityExtractor(vocab, cfg.ner, cfg.linking)
+    if baseline is not None:
+        base_vocab, base_cfg = baseline
+        return EntityExtractor(base_vocab, base_cfg.ner, base_cfg.linking), after
     before = EntityExtractor(vocab, cfg.ner, cfg.linking)
     before.ner = GazetteerNER(vocab, cfg.ner, german_keys=False)
     before.linker = Linker(vocab, cfg.linking, german_morphology=False)
@@ -73,9 +81,16 @@ def _name(vocab: Vocabulary, mesh_id: str | None) -> str:
     return entity.name if entity else str(mesh_id)
 
 
-def measure_letters(vocab: Vocabulary, cfg: Any, root: Path, sample: int, seed: int) -> dict[str, Any]:
+def measure_letters(
+    vocab: Vocabulary,
+    cfg: Any,
+    root: Path,
+    sample: int,
+    seed: int,
+    baseline: tuple[Vocabulary, Any] | None = None,
+) -> dict[str, Any]:
     t0 = time.perf_counter()
-    before, after = extractors(vocab, cfg)
+    before, after = extractors(vocab, cfg, baseline)
     build_s = time.perf_counter() - t0
     docs = letters(root)
     runs: dict[str, list[list[Mention]]] = {}
@@ -163,6 +178,9 @@ def main() -> None:
         "--dev", action="store_true", help="held-out German vocabulary names instead of the letters"
     )
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument(
+        "--baseline-config", default=None, help="letters: 'before' is the default extractor on this config's vocabulary"
+    )
     ap.add_argument("--sample", type=int, default=60)
     ap.add_argument("--sample-seed", type=int, default=0)
     ap.add_argument("--sample-out", default=None, help="write the hand-check sample as TSV")
@@ -173,7 +191,11 @@ def main() -> None:
         print(json.dumps({"dev": measure_dev(vocab, cfg, args.seeds)}, indent=1, ensure_ascii=False))
         return
     root = Path(os.environ.get("MEDGRAPH_SHARED_DATA", REPO.parent / "shared" / "data"))
-    result = measure_letters(vocab, cfg, root, args.sample, args.sample_seed)
+    baseline = None
+    if args.baseline_config:
+        base_cfg = load_config(args.baseline_config, [])
+        baseline = (load_or_build(base_cfg.vocabulary), base_cfg)
+    result = measure_letters(vocab, cfg, root, args.sample, args.sample_seed, baseline)
     if args.sample_out:
         with open(args.sample_out, "w", encoding="utf-8") as fh:
             fh.write("correct\tsurface\tmesh_id\tname\tmethod\tcontext\n")

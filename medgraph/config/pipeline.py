@@ -115,13 +115,15 @@ class VocabularySource(_Model):
     (TSV), ``multilingual_terms`` (TSV: mesh_id, lang, term, source), ``pubtator`` (training-split
     mentions mined as extra surface forms), ``mesh_translation_tsv`` (mesh_id, lang, term) and
     ``mesh_translation_xml`` (a translated MeSH in NLM descriptor XML, e.g. ZB MED's German MeSH),
-    ``translation_pairs`` (lang, term, en_term, source) and ``babelon`` (HPO translation tables),
-    joined to MeSH through their English names. ``optional`` sources that are missing are skipped.
+    ``translation_pairs`` (lang, term, en_term, source), ``babelon`` (HPO translation tables) and
+    ``ding`` (the Ding German–English dictionary's medical nouns), joined to MeSH through their
+    English names. ``optional`` sources that are missing are skipped.
     """
 
     kind: Literal[
         "mesh_xml", "mesh_names", "mesh_tree", "mesh_entry_terms", "multilingual_terms", "pubtator",
         "mesh_translation_tsv", "mesh_translation_xml", "translation_pairs", "babelon",
+        "ding",
     ]
     path: str
     optional: bool = False

@@ -22,6 +22,9 @@ form is already a key or two descriptors would share it; and the curated German 
 abbreviations (``KHK``, ``pAVK``, ``HI``; ``medgraph.text.abbreviations.german_abbreviations``),
 matched case-sensitively with method ``abbreviation``, before any other reading of the same letters
 (``DM`` is diabetes mellitus in a German letter, myotonic dystrophy in the English vocabulary).
+German nouns are capitalised, so in German text a one-word match written in lower case is dropped
+(``tragen`` is no stretcher, ``nun`` no nun) unless it is a long ASCII word of the shared table (a
+Latin or English term such as ``choledochus``).
 """
 
 from __future__ import annotations
@@ -59,6 +62,18 @@ class _Key:
     any_case: bool = False  # some non-acronym surface shares this key
     german: bool = False  # a generated German form: matched in German text only
     de_case: dict[str, str] = field(default_factory=dict)  # German abbreviation spelling -> MeSH ID
+
+
+GERMAN_LOWERCASE_MIN_CHARS = 9
+
+
+def _lowercase_word(surface: str, german_key: bool) -> bool:
+    """A one-word German mention in lower case is no German noun (``tragen``, ``angesichts``,
+    ``nun``, ``gen``); long ASCII words of the shared table stay (Latin and English terms:
+    ``choledochus``, ``hypertensive``)."""
+    if not surface[:1].islower() or any(c in surface for c in " -\n"):
+        return False
+    return german_key or not (surface.isascii() and len(surface) >= GERMAN_LOWERCASE_MIN_CHARS)
 
 
 class GazetteerNER:
@@ -162,6 +177,8 @@ class GazetteerNER:
             if mesh_id is not None:
                 return mesh_id, "abbreviation", SCORE_GERMAN_ABBREVIATION
         if (entry.german and language != "de") or not entry.ids or not self._accept(entry, surface, language):
+            return None
+        if language == "de" and _lowercase_word(surface, entry.german):
             return None
         if entry.variant:
             return entry.ids[0], "normalised", SCORE_VARIANT

@@ -15,6 +15,16 @@ name) are joined after every source is read: the English name's ``match_key``, e
 ``norm_key``, must point to exactly one descriptor through its English names and entry terms;
 the manifest's ``translation_join`` says how many pairs and terms were joined per language.
 
+Dictionary pairs (``ding``: a German word with one English translation and a rank) are joined
+after that, by the same English lookup, more strictly: an exact English match reads before a
+normalised one, the descriptor must sit in a medical branch of MeSH (``_DICTIONARY_TREES``), a
+German word takes only the descriptor of its best-ranked joined reading (a tie between two
+descriptors drops the word), and never a word that an earlier source already gave another
+descriptor in that language. ``dictionary_join``
+counts pairs, unmatched pairs, ambiguous and conflicting words, and the terms and IDs added. The
+words enter with ``RANK_DICTIONARY``: matched and linked in German text only
+(``medgraph.ontology.vocabulary``).
+
 German: the manifest's ``german_forms`` counts the generated German forms of ``german_index``
 (inflected German names, German spellings of English names; ``medgraph.ontology.vocabulary``) and
 ``german_abbreviations`` records the curated German clinical abbreviation table (source, licence,
@@ -35,9 +45,11 @@ from typing import Any
 
 from medgraph.config.models import MedGraphConfig, VocabularyConfig, VocabularySource
 from medgraph.ontology.categories import category_from_trees
+from medgraph.ontology.ding import provenance as ding_provenance
 from medgraph.ontology.sources import Row, read_source, resolve_paths
 from medgraph.ontology.vocabulary import (
     FORMAT_VERSION,
+    RANK_DICTIONARY,
     RANK_MINED,
     RANK_NAME,
     RANK_SYNONYM,
@@ -49,6 +61,8 @@ from medgraph.text.keys import match_key, norm_key
 
 log = logging.getLogger(__name__)
 
+DING_PATH = "/usr/share/trans/de-en"  # Debian's trans-de-en (installed by `make system-deps`)
+
 
 @dataclass
 class _Acc:
@@ -59,10 +73,13 @@ class _Acc:
     trees: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     mined: Counter[tuple[str, str]] = field(default_factory=Counter)
     via_en: list[tuple[str, str, str]] = field(default_factory=list)  # (lang, term, English name)
+    dictionary: list[tuple[str, str, str, int]] = field(default_factory=list)  # (+ rank)
 
     def add(self, row: Row) -> None:
         if row.kind == "via_en":
             self.via_en.append((row.lang, row.value, row.en))
+        elif row.kind == "dictionary":
+            self.dictionary.append((row.lang, row.value, row.en, row.n))
         elif row.kind == "tree":
             if row.value not in self.trees[row.mesh_id]:
                 self.trees[row.mesh_id].append(row.value)
@@ -136,6 +153,73 @@ def join_translations(acc: _Acc) -> dict[str, dict[str, int]]:
     return {lang: dict(sorted(c.items())) for lang, c in sorted(stats.items())}
 
 
+# MeSH branches a medical dictionary word may name: anatomy, organisms, diseases, chemicals and
+# drugs, techniques, psychiatry, phenomena, persons, health care. Not the disciplines (H: in a
+# letter, "Verlauf" is a disease's course, not Natural History, and "Operation" a procedure, not
+# General Surgery), nor the humanities, education, technology, information science, publication
+# types or places (I-L, V, Z).
+_DICTIONARY_TREES = ("A", "B", "C", "D", "E", "F", "G", "M", "N")
+_NORM_PENALTY = 500  # within one rank, an exact English match reads before a normalised one
+
+
+def _dictionary_reading(english: str, exact: dict[str, set[str]], norm: dict[str, set[str]]) -> tuple[set[str], int]:
+    """The descriptors an English translation names, and the rank penalty of how it matched."""
+    for form in _english_forms(english):
+        ids = exact.get(match_key(form)) or set()
+        if len(ids) == 1:
+            return ids, 0
+    for form in _english_forms(english):
+        ids = norm.get(norm_key(form)) or set()
+        if ids:
+            return ids, _NORM_PENALTY
+    return set(), 0
+
+
+def join_dictionary(acc: _Acc) -> dict[str, dict[str, int]]:
+    """Attach each dictionary word to the descriptor of its best-ranked joined reading."""
+    if not acc.dictionary:
+        return {}
+    exact, norm = _english_keys(acc)
+    taken: dict[tuple[str, str], set[str]] = defaultdict(set)  # (lang, match_key) → descriptors
+    for mesh_id, per_lang in acc.names.items():
+        for lang, terms in per_lang.items():
+            for term in terms:
+                taken[(lang, match_key(term))].add(mesh_id)
+    stats: dict[str, Counter[str]] = defaultdict(Counter)
+    best: dict[tuple[str, str], tuple[int, set[str]]] = {}
+    for lang, term, english, rank in acc.dictionary:
+        stats[lang]["pairs"] += 1
+        ids, penalty = _dictionary_reading(english, exact, norm)
+        if len(ids) != 1:
+            stats[lang]["unmatched"] += 1
+            continue
+        if not any(t.startswith(_DICTIONARY_TREES) for t in acc.trees.get(next(iter(ids)), ())):
+            stats[lang]["outside_medicine"] += 1
+            continue
+        rank += penalty
+        top, found = best.get((lang, term), (rank + 1, set()))
+        if rank < top:
+            best[(lang, term)] = (rank, set(ids))
+        elif rank == top:
+            found |= ids
+    added: dict[str, set[str]] = defaultdict(set)
+    for (lang, term), (_, ids) in best.items():
+        if len(ids) != 1:
+            stats[lang]["ambiguous"] += 1
+            continue
+        mesh_id = next(iter(ids))
+        if taken.get((lang, match_key(term)), {mesh_id}) != {mesh_id}:
+            stats[lang]["conflicts"] += 1
+            continue
+        if term not in acc.names[mesh_id].setdefault(lang, {}):
+            acc.names[mesh_id][lang][term] = RANK_DICTIONARY
+            stats[lang]["terms"] += 1
+            added[lang].add(mesh_id)
+    for lang, ids in added.items():
+        stats[lang]["ids"] = len(ids)
+    return {lang: dict(sorted(c.items())) for lang, c in sorted(stats.items())}
+
+
 def config_fingerprint(cfg: VocabularyConfig) -> str:
     """Hash of the format version, the German abbreviation table's size and the source list (kinds,
     paths, flags, file sizes): a cache key."""
@@ -161,6 +245,9 @@ def _load_source(acc: _Acc, source: VocabularySource) -> dict[str, Any]:
         acc.add(row)
         rows += 1
     log.info("vocabulary source %s: %d rows from %d file(s)", source.kind, rows, len(files))
+    if source.kind == "ding":
+        with open(files[0], encoding="utf-8") as fh:
+            info["provenance"] = ding_provenance(fh)
     return info | {"status": "loaded", "rows": rows, "files": [str(f) for f in files]}
 
 
@@ -207,10 +294,12 @@ def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
     acc = _Acc()
     sources = [_load_source(acc, s) for s in cfg.sources]
     translation_join = join_translations(acc)
+    dictionary_join = join_dictionary(acc)
     entities, terms = _assemble(acc)
     manifest: dict[str, Any] = {
         "sources": sources,
         "translation_join": translation_join,
+        "dictionary_join": dictionary_join,
         "fingerprint": config_fingerprint(cfg),
         **_counts(entities, terms),
     }
@@ -262,6 +351,7 @@ def build_summary(vocab: Vocabulary) -> dict[str, Any]:
         "terms_by_lang",
         "ids_with_name_by_lang",
         "translation_join",
+        "dictionary_join",
         "german_forms",
         "german_abbreviations",
         "categories",
@@ -303,6 +393,7 @@ def default_sources(shared_data: str | None = None) -> list[VocabularySource]:
         s(kind="multilingual_terms", path=f"{d}/mesh_multilingual/terms.part*.tsv", optional=True),
         s(kind="translation_pairs", path="pkg:cmekg_zh_en.tsv.gz"),
         s(kind="babelon", path=f"{d}/hpo_translations/hp-*.babelon.tsv", optional=True),
+        s(kind="ding", path=os.environ.get("MEDGRAPH_DING_DICT") or DING_PATH, optional=True),
         s(kind="pubtator", path=f"{d}/bc5cdr/CDR_TrainingSet.PubTator.txt", optional=True),
         s(kind="pubtator", path=f"{d}/ncbi_disease/NCBItrainset_corpus.txt", optional=True),
     ]

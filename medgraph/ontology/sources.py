@@ -20,6 +20,10 @@ Kinds:
   the build joins ``en_term`` to the English MeSH names (see ``medgraph.ontology.build``).
 - ``babelon``: an HPO Babelon translation table (``source_value`` English label,
   ``translation_language``, ``translation_value``), read as translation pairs.
+- ``ding``: the Ding German–English dictionary (``/usr/share/trans/de-en`` from Debian's
+  ``trans-de-en``): the nouns of its medical entries, each German alternative paired with the
+  English alternatives of its sense and a rank (``medgraph.ontology.ding``); joined like
+  translation pairs, one descriptor per German word.
 - ``pubtator``: mention → MeSH ID pairs mined from a TRAINING PubTator file. Files whose name
   says development/test are refused: those splits are for measuring.
 """
@@ -48,8 +52,9 @@ _HELD_OUT = re.compile(r"develop|devel|(^|[^a-z])dev([^a-z]|$)|test", re.IGNOREC
 
 
 class Row(NamedTuple):
-    """One vocabulary fact. ``kind``: name | term | tree | mined | via_en; ``n``: count, only for
-    mined; ``en``: the English name a ``via_en`` term translates (its ``mesh_id`` is empty)."""
+    """One vocabulary fact. ``kind``: name | term | tree | mined | via_en | dictionary; ``n``: the
+    count of a mined form, the rank of a dictionary pair (lower reads first); ``en``: the English
+    name a ``via_en`` or ``dictionary`` term translates (its ``mesh_id`` is empty)."""
 
     kind: str
     mesh_id: str
@@ -210,6 +215,15 @@ def read_babelon(path: Path) -> Iterator[Row]:
                 yield Row("via_en", "", term, lang, en=en)
 
 
+def read_ding_dictionary(path: Path) -> Iterator[Row]:
+    """German nouns of the Ding dictionary's medical entries with their English translations."""
+    from medgraph.ontology.ding import read_ding
+
+    with _open_text(path) as fh:
+        for pair in read_ding(fh):
+            yield Row("dictionary", "", pair.german, "de", n=pair.rank, en=pair.english)
+
+
 def read_pubtator(path: Path) -> Iterator[Row]:
     """Mention → MeSH descriptor counts from a training split (composites via their parts)."""
     if _HELD_OUT.search(path.name):
@@ -245,4 +259,5 @@ _READERS = {
     "mesh_translation_tsv": read_mesh_translation_tsv,
     "translation_pairs": read_translation_pairs,
     "babelon": read_babelon,
+    "ding": read_ding_dictionary,
 }

@@ -8,8 +8,10 @@ plus ``surface_table`` (``match_key`` → acronym spellings, and whether a non-a
 shares the key) which the gazetteer uses for case-sensitive acronyms, and ``german_index``
 (generated German forms → MeSH IDs: inflected German names and German spellings of English
 Latin/Greek names, ``medgraph.text.variants``; forms that are already keys, stop words or shared by
-two descriptors are left out), which the gazetteer and the linker use for German text only. All
-four are computed at build time and saved with the vocabulary.
+two descriptors are left out), which the gazetteer and the linker use for German text only. German
+dictionary words (``RANK_DICTIONARY``, the ``ding`` source) are in ``german_index`` only, with their
+inflections, never in the three shared lookups. All four are computed at build time and saved with
+the vocabulary.
 
 On disk (``save(dir)``): ``vocab.pkl`` (one pickle holding entities, terms and both indices; loads
 in about a second for the full MeSH) and ``manifest.json`` (sources, counts per language).
@@ -36,7 +38,11 @@ log = logging.getLogger(__name__)
 RANK_NAME = 0
 RANK_SYNONYM = 1
 RANK_MINED = 2
-FORMAT_VERSION = 6  # bump when keys, indices or the pickle layout change
+# German words from a general German–English dictionary (``ding`` source): many are also English
+# or everyday German words (Operation, Station, Port, Gang), so they are kept out of the indices
+# every language shares and are matched and linked in German text only, through ``german_index``
+RANK_DICTIONARY = 3
+FORMAT_VERSION = 7  # bump when keys, indices or the pickle layout change
 
 # (surface, lang, mesh_id, rank, mined count)
 Term = tuple[str, str, str, int, int]
@@ -113,14 +119,15 @@ def build_german_index(terms: Iterable[Term], exact: Index) -> Index:
 
     found: dict[str, set[str]] = defaultdict(set)
     readings: dict[str, tuple[str, ...]] = {}
-    for surface, lang, _mesh_id, rank, _count in terms:
-        if rank >= RANK_MINED or lang not in ("de", "en") or is_acronym(surface):
+    for surface, lang, mesh_id, rank, _count in terms:
+        if rank == RANK_MINED or lang not in ("de", "en") or is_acronym(surface):
             continue
         key = match_key(surface)
-        ids = exact.get(key)
+        ids = (mesh_id,) if rank == RANK_DICTIONARY else exact.get(key)
         if not ids or key in STOP_EN or key in STOP_DE:
             continue
-        for form in german_inflections(surface) if lang == "de" else german_spellings(surface):
+        own = [key] if rank == RANK_DICTIONARY else []
+        for form in own + (german_inflections(surface) if lang == "de" else german_spellings(surface)):
             if form not in exact and form not in GERMAN_FORM_STOP and form not in STOP_DE:
                 found[form].add(ids[0])
                 readings.setdefault(form, ids)
@@ -154,19 +161,23 @@ class Vocabulary:
     @property
     def exact_index(self) -> Index:
         if self._exact is None:
-            self._exact = build_index(self.terms, match_key)
+            self._exact = build_index(self.shared_terms(), match_key)
         return self._exact
 
     @property
     def norm_index(self) -> Index:
         if self._norm is None:
-            self._norm = build_index(self.terms, norm_key)
+            self._norm = build_index(self.shared_terms(), norm_key)
         return self._norm
+
+    def shared_terms(self) -> list[Term]:
+        """The terms every language's lookups use: all but the German-only dictionary words."""
+        return [t for t in self.terms if t[3] != RANK_DICTIONARY]
 
     @property
     def surface_table(self) -> SurfaceTable:
         if self._surfaces is None:
-            self._surfaces = build_surface_table(self.terms)
+            self._surfaces = build_surface_table(self.shared_terms())
         return self._surfaces
 
     @property

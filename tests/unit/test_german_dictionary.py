@@ -1,0 +1,147 @@
+"""German names from a Ding-format German–English dictionary (``ding`` vocabulary source).
+
+The small dictionary below is written for these tests in Ding's line format; the last test reads
+the real file that Debian's ``trans-de-en`` installs (``make system-deps``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from medgraph.config.models import VocabularyConfig, VocabularySource
+from medgraph.extract.ner import GazetteerNER
+from medgraph.link.linker import Linker
+from medgraph.ontology.build import DING_PATH, build_summary, build_vocabulary, default_sources, load_or_build
+from medgraph.ontology.ding import read_ding
+from medgraph.ontology.vocabulary import Vocabulary
+from medgraph.text.keys import match_key
+from tests.helpers import FIXTURES, unavailable
+
+XML = FIXTURES / "mesh" / "desc_fixture.xml"
+MI, HEART, FEVER = "D009203", "D006321", "D005334"
+SURGERY_SPECIALTY, SURGICAL_PROCEDURES, STRETCHERS = "D013502", "D013514", "D058254"
+
+DICTIONARY = """\
+# Version :: test 2026-12-01
+# License :: GPL Version 2 or later; GNU General Public License
+Herzinfarkt {m}; Myokardinfarkt {m} [med.] | Herzinfarkte {pl} :: heart attack; myocardial infarction | heart attacks
+Hitzschlag {m}; Herzinfarkt {m} [med.] :: fever
+Herz {n} [anat.] | Herzen {pl} :: heart | hearts
+Chirurgie {f} [med.] :: surgery
+Operation {f}; Eingriff {m} [med.] :: operation; surgery
+Trage {f} [med.] | Tragen {pl} :: stretcher | stretchers
+Kultur {f} | Esskultur {f} :: culture | food culture
+Aufklärung {f} | Impfaufklärung {f} [med.] :: enlightenment | fever
+Fieberanfall {m} [ugs.]; Fieberschub {m} [med.] :: fever
+fiebern {vi} [med.] :: to have a fever
+Herzanfall {m}; HI {m} [med.] :: myocardial infarction
+Mal {n} [anat.] :: heart
+"""
+
+ENTRY_TERMS = (
+    f"{SURGERY_SPECIALTY}\tGeneral Surgery\tSurgery\n"
+    f"{SURGICAL_PROCEDURES}\tSurgical Procedures, Operative\tOperative Procedures|Operations\n"
+    f"{STRETCHERS}\tStretchers\tStretcher\n"
+)
+TREES = (
+    "mesh_id\tmesh_tree_number\n"
+    f"{SURGERY_SPECIALTY}\tH02.403.810.300\n{SURGICAL_PROCEDURES}\tE04\n{STRETCHERS}\tE07.325.220.500\n"
+)
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    return {(p.german, p.english) for p in read_ding(io.StringIO(text))}
+
+
+def test_reader_keeps_labelled_nouns_and_drops_the_rest() -> None:
+    pairs = _pairs(DICTIONARY)
+    germans = {g for g, _ in pairs}
+    assert ("Herzinfarkte", "heart attacks") in pairs  # senses pair up by position
+    assert ("Myokardinfarkt", "myocardial infarction") in pairs
+    assert "Kultur" not in germans  # no medical label: culture in the arts
+    assert "Aufklärung" not in germans and "Impfaufklärung" in germans  # only the labelled sub-sense
+    assert "Fieberanfall" not in germans and "Fieberschub" in germans  # colloquial alternative dropped
+    assert not {"fiebern", "HI", "Mal"} & germans  # a verb, an acronym, a three-letter word
+
+
+def test_headword_reading_outranks_a_secondary_one() -> None:
+    ranks = {(p.german, p.english): p.rank for p in read_ding(io.StringIO(DICTIONARY))}
+    assert ranks[("Herzinfarkt", "heart attack")] < ranks[("Herzinfarkt", "myocardial infarction")]
+    assert ranks[("Herzinfarkt", "myocardial infarction")] < ranks[("Herzinfarkt", "fever")]
+
+
+@pytest.fixture(scope="module")
+def vocab(tmp_path_factory: pytest.TempPathFactory) -> Vocabulary:
+    tmp = tmp_path_factory.mktemp("ding")
+    (tmp / "de-en").write_text(DICTIONARY, encoding="utf-8")
+    (tmp / "entry_terms.tsv").write_text(ENTRY_TERMS, encoding="utf-8")
+    (tmp / "trees.tsv").write_text(TREES, encoding="utf-8")
+    (tmp / "pairs.tsv").write_text("lang\tterm\ten_term\tsource\nde\tHerzanfall\tHeart\tx\n", encoding="utf-8")
+    s = VocabularySource
+    return build_vocabulary(
+        VocabularyConfig(
+            sources=[
+                s(kind="mesh_xml", path=str(XML)),
+                s(kind="mesh_entry_terms", path=str(tmp / "entry_terms.tsv")),
+                s(kind="mesh_tree", path=str(tmp / "trees.tsv")),
+                s(kind="translation_pairs", path=str(tmp / "pairs.tsv")),
+                s(kind="ding", path=str(tmp / "de-en")),
+            ]
+        )
+    )
+
+
+def test_words_join_to_the_descriptor_their_translation_names(vocab: Vocabulary) -> None:
+    names = {mesh_id: set(vocab.entities[mesh_id].names.get("de", [])) for mesh_id in vocab.entities}
+    assert {"Herzinfarkt", "Myokardinfarkt", "Herzinfarkte"} <= names[MI]  # best-ranked reading wins
+    assert "Herzinfarkt" not in names[FEVER] and "Hitzschlag" in names[FEVER]
+    assert {"Herz", "Herzen"} <= names[HEART]
+    assert {"Operation", "Eingriff"} <= names[SURGICAL_PROCEDURES]  # "surgery" names a discipline
+    assert not names.get(SURGERY_SPECIALTY)  # a discipline (H02) is never a dictionary word's meaning
+    assert names[HEART] >= {"Herzanfall"} and "Herzanfall" not in names[MI]  # the earlier source wins
+    join = vocab.manifest["dictionary_join"]["de"]
+    assert join["conflicts"] == 1 and join["outside_medicine"] >= 1
+    assert join["ids"] == 5 and build_summary(vocab)["dictionary_join"] == vocab.manifest["dictionary_join"]
+    ding = next(src for src in vocab.manifest["sources"] if src["kind"] == "ding")
+    assert ding["provenance"]["version"] == "test 2026-12-01"
+    assert ding["provenance"]["license"].startswith("GPL")
+
+
+def test_dictionary_words_act_in_german_text_only(vocab: Vocabulary) -> None:
+    assert match_key("Eingriff") not in vocab.exact_index
+    assert match_key("Herzen") not in vocab.norm_index
+    assert vocab.german_index[match_key("Herzen")] == (HEART,)
+    ner = GazetteerNER(vocab)
+    german = ner.find("Die Operation am Herzen verlief ohne Fieber.", "de")
+    assert [(m.surface, m.mesh_id) for m in german][:2] == [("Operation", SURGICAL_PROCEDURES), ("Herzen", HEART)]
+    assert [m.surface for m in ner.find("Die Herzen, der Eingriff.", "de")] == ["Herzen", "Eingriff"]
+    assert ner.find("Die Herzen, der Eingriff.", "en") == []  # the same words in English text
+    linker = Linker(vocab)
+    assert linker.link("Herzinfarkte", "de").mesh_id == MI
+    assert linker.link("Eingriff", "en").mesh_id != SURGICAL_PROCEDURES
+
+
+def test_a_lower_case_word_in_german_text_is_no_noun(vocab: Vocabulary) -> None:
+    ner = GazetteerNER(vocab)
+    assert [m.mesh_id for m in ner.find("Die Tragen stehen bereit.", "de")] == [STRETCHERS]
+    assert ner.find("Wir tragen Masken.", "de") == []
+
+
+def test_the_debian_dictionary_gives_german_names(shared_data: Path) -> None:
+    path = Path(os.environ.get("MEDGRAPH_DING_DICT") or DING_PATH)
+    if not path.is_file():
+        unavailable(f"Ding dictionary not found at {path} (make system-deps installs trans-de-en)",
+                    "MEDGRAPH_REQUIRE_SHARED")
+    repo = Path(__file__).resolve().parents[2]
+    cfg = VocabularyConfig(path=str(repo / ".medgraph" / "test-vocab"), sources=default_sources(str(shared_data)))
+    vocab = load_or_build(cfg)  # the vocabulary test_linker's full_vocab uses
+    join = vocab.manifest["dictionary_join"]["de"]
+    assert join["terms"] > 5000 and join["ids"] > 2000
+    ner = GazetteerNER(vocab)
+    text = "Die Patientin kam mit Lungenentzündung und Schmerzen in der Milz."
+    found = {m.surface: vocab.entities[m.mesh_id].name for m in ner.find(text, "de")}
+    assert found.get("Lungenentzündung") == "Pneumonia" and found.get("Milz") == "Spleen"
