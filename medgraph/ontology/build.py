@@ -93,7 +93,10 @@ class _Acc:
                 self.preferred.setdefault(row.mesh_id, row.value)
 
 
-def _english_keys(acc: _Acc) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+EnglishKeys = tuple[dict[str, set[str]], dict[str, set[str]]]
+
+
+def _english_keys(acc: _Acc) -> EnglishKeys:
     """``match_key`` and ``norm_key`` of every English name / entry term → descriptor IDs."""
     exact: dict[str, set[str]] = defaultdict(set)
     norm: dict[str, set[str]] = defaultdict(set)
@@ -130,11 +133,11 @@ def _lookup(english: str, exact: dict[str, set[str]], norm: dict[str, set[str]])
     return set()
 
 
-def join_translations(acc: _Acc) -> dict[str, dict[str, int]]:
+def join_translations(acc: _Acc, english: EnglishKeys | None = None) -> dict[str, dict[str, int]]:
     """Attach each translated term to the one descriptor its English name names; counts per lang."""
     if not acc.via_en:
         return {}
-    exact, norm = _english_keys(acc)
+    exact, norm = english or _english_keys(acc)
     stats: dict[str, Counter[str]] = defaultdict(Counter)
     joined: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for lang, term, english in acc.via_en:
@@ -175,15 +178,16 @@ def _dictionary_reading(english: str, exact: dict[str, set[str]], norm: dict[str
     return set(), 0
 
 
-def join_dictionary(acc: _Acc) -> dict[str, dict[str, int]]:
+def join_dictionary(acc: _Acc, english: EnglishKeys | None = None) -> dict[str, dict[str, int]]:
     """Attach each dictionary word to the descriptor of its best-ranked joined reading."""
     if not acc.dictionary:
         return {}
-    exact, norm = _english_keys(acc)
+    exact, norm = english or _english_keys(acc)
+    langs = {lang for lang, *_ in acc.dictionary}
     taken: dict[tuple[str, str], set[str]] = defaultdict(set)  # (lang, match_key) → descriptors
     for mesh_id, per_lang in acc.names.items():
-        for lang, terms in per_lang.items():
-            for term in terms:
+        for lang in langs.intersection(per_lang):
+            for term in per_lang[lang]:
                 taken[(lang, match_key(term))].add(mesh_id)
     stats: dict[str, Counter[str]] = defaultdict(Counter)
     best: dict[tuple[str, str], tuple[int, set[str]]] = {}
@@ -293,8 +297,9 @@ def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
     t0 = time.perf_counter()
     acc = _Acc()
     sources = [_load_source(acc, s) for s in cfg.sources]
-    translation_join = join_translations(acc)
-    dictionary_join = join_dictionary(acc)
+    english = _english_keys(acc) if acc.via_en or acc.dictionary else None  # joins add no English
+    translation_join = join_translations(acc, english)
+    dictionary_join = join_dictionary(acc, english)
     entities, terms = _assemble(acc)
     manifest: dict[str, Any] = {
         "sources": sources,
