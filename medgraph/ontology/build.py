@@ -20,10 +20,10 @@ after that, by the same English lookup, more strictly: an exact English match re
 normalised one, the descriptor must sit in a medical branch of MeSH (``_DICTIONARY_TREES``), a
 German word takes only the descriptor of its best-ranked joined reading (a tie between two
 descriptors drops the word), and never a word that an earlier source already gave another
-descriptor in that language. ``dictionary_join``
-counts pairs, unmatched pairs, ambiguous and conflicting words, and the terms and IDs added. The
-words enter with ``RANK_DICTIONARY``: matched and linked in German text only
-(``medgraph.ontology.vocabulary``).
+descriptor in that language. ``dictionary_join`` counts pairs, unmatched pairs, pairs outside
+medicine's branches, ambiguous and conflicting words, and the terms and IDs added. The words enter
+with ``RANK_DICTIONARY``: matched and linked in German text only (``medgraph.ontology.vocabulary``);
+the source's entry in the manifest keeps the file's header (version, licence) as ``provenance``.
 
 German: the manifest's ``german_forms`` counts the generated German forms of ``german_index``
 (inflected German names, German spellings of English names; ``medgraph.ontology.vocabulary``) and

@@ -8,9 +8,10 @@ compounds and phrases), and each sense holds ``;``-separated alternatives::
     Lunge {f} [anat.] | Lungen {pl} | gefesselte Lunge :: lung | lungs | trapped lung
 
 Only senses with a medical subject label (``[med.]``, ``[anat.]``, ``[pharm.]``, ...) on their
-German side, or in an entry whose headword has one, are read: an unlabelled ``Kultur`` is culture in the arts, and joining it to MeSH's
-Culture would make a false friend of every microbiological culture in a clinical letter. Verbs,
-adjectives and phrases with placeholders (``etw.``, ``jdn.``) are left out: MeSH names things.
+German side, or in an entry whose headword has one, are read: an unlabelled ``Kultur`` is culture
+in the arts, and joining it to MeSH's Culture would make a false friend of every microbiological
+culture in a clinical letter. Verbs, adjectives and phrases with placeholders (``etw.``, ``jdn.``)
+are left out: MeSH names things.
 
 Within an entry, alternatives marked colloquial, humorous, slang, vulgar or pejorative are dropped
 (``Tage [ugs.]`` is a period, not days), and so are a German alternative with no capitalised word
@@ -41,8 +42,6 @@ _NOT_A_NOUN = re.compile(r"\{(?:vt|vi|vr|adj|adv|prp|conj|num|interj|ppron|art|v
 _PLACEHOLDER = re.compile(r"\b(?:etw|jdn|jdm|jds|sth|sb|so)\.|…|\.\.\.")
 _UNWANTED = re.compile(r"\[(?:humor\.|slang|vulg\.|pej\.|ugs\.|coll\.)\]")
 _NOISE = re.compile(r"\{[^}]*\}|\[[^\]]*\]|\([^)]*\)|/[^/]*/|<[^>]*>")
-
-
 _SECONDARY = 1000  # rank offset of every reading that is not an entry's headword
 
 
