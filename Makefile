@@ -53,8 +53,8 @@ install-llm: $(LLM_STAMP)
 
 # Debian packages: the OCR stage's Tesseract 5 with English, German and simplified Chinese models,
 # a CJK font for the Chinese OCR test samples, the Ding German-English dictionary (trans-de-en,
-# GPL-2+: a vocabulary source of German names, read from /usr/share/trans/de-en), and the servers of replicated serving's shared state
-# (Redis, PostgreSQL) for the tests. Idempotent: nothing happens when they are there.
+# GPL-2+: a vocabulary source of German names, read from /usr/share/trans/de-en), and the servers
+# of replicated serving's shared state (Redis, PostgreSQL) for the tests. Idempotent: nothing happens when they are there.
 # Without apt-get (or root / passwordless sudo) it says what is missing and goes on (the tests that
 # need them then skip), except with MEDGRAPH_REQUIRE_SHARED=1 (.ci/run), where it is an error.
 DEB_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-chi-sim fonts-wqy-microhei \

@@ -133,11 +133,11 @@ def _lookup(english: str, exact: dict[str, set[str]], norm: dict[str, set[str]])
     return set()
 
 
-def join_translations(acc: _Acc, english: EnglishKeys | None = None) -> dict[str, dict[str, int]]:
+def join_translations(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, int]]:
     """Attach each translated term to the one descriptor its English name names; counts per lang."""
     if not acc.via_en:
         return {}
-    exact, norm = english or _english_keys(acc)
+    exact, norm = english
     stats: dict[str, Counter[str]] = defaultdict(Counter)
     joined: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for lang, term, english in acc.via_en:
@@ -178,11 +178,11 @@ def _dictionary_reading(english: str, exact: dict[str, set[str]], norm: dict[str
     return set(), 0
 
 
-def join_dictionary(acc: _Acc, english: EnglishKeys | None = None) -> dict[str, dict[str, int]]:
+def join_dictionary(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, int]]:
     """Attach each dictionary word to the descriptor of its best-ranked joined reading."""
     if not acc.dictionary:
         return {}
-    exact, norm = english or _english_keys(acc)
+    exact, norm = english
     langs = {lang for lang, *_ in acc.dictionary}
     taken: dict[tuple[str, str], set[str]] = defaultdict(set)  # (lang, match_key) → descriptors
     for mesh_id, per_lang in acc.names.items():
@@ -201,11 +201,11 @@ def join_dictionary(acc: _Acc, english: EnglishKeys | None = None) -> dict[str, 
             stats[lang]["outside_medicine"] += 1
             continue
         rank += penalty
-        top, found = best.get((lang, term), (rank + 1, set()))
-        if rank < top:
+        top = best.get((lang, term))
+        if top is None or rank < top[0]:
             best[(lang, term)] = (rank, set(ids))
-        elif rank == top:
-            found |= ids
+        elif rank == top[0]:
+            top[1].update(ids)  # a tie: the word becomes ambiguous if the descriptors differ
     added: dict[str, set[str]] = defaultdict(set)
     for (lang, term), (_, ids) in best.items():
         if len(ids) != 1:
@@ -297,7 +297,7 @@ def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
     t0 = time.perf_counter()
     acc = _Acc()
     sources = [_load_source(acc, s) for s in cfg.sources]
-    english = _english_keys(acc) if acc.via_en or acc.dictionary else None  # joins add no English
+    english = _english_keys(acc)  # once for both joins: they add no English terms
     translation_join = join_translations(acc, english)
     dictionary_join = join_dictionary(acc, english)
     entities, terms = _assemble(acc)
