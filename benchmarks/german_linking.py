@@ -21,9 +21,13 @@ Two parts, both printed as JSON:
   without the dense step, Acc@1 before / after; ``inflected`` links the same names in an inflected
   form (plural of the last word, ``-en`` on adjectives) to measure the inflection handling. No
   public benchmark's test split is read.
+- ``--spans``: the letters' capitalised words that no mention covers, each linked as a given span
+  (as gold mentions or the model tier's spans are) without and with the general dictionary words
+  (``linking.general_words``); the spans whose link changes, the most frequent, and a seeded sample
+  with both links and the context for reading by hand.
 
     python benchmarks/german_linking.py [--config configs/local.yaml] [--baseline-config FILE]
-        [--dev] [--sample 60]
+        [--dev | --spans] [--sample 60] [--sample-seed 0]
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import time
 from collections import Counter
@@ -171,12 +176,56 @@ def measure_dev(vocab: Vocabulary, cfg: Any, seeds: list[int]) -> dict[str, Any]
     return out
 
 
+_NOUN = re.compile(r"(?<![\w-])[A-ZÄÖÜ][a-zäöüß]{3,}(?![\w-])")
+
+
+def measure_spans(vocab: Vocabulary, cfg: Any, root: Path, sample: int, seed: int) -> dict[str, Any]:
+    """The letters' capitalised words that no mention of the default extractor covers, each linked
+    as a given span (the model tier's or an annotator's) by the full cascade, without and with the
+    general dictionary words (``linking.general_words``); a seeded sample of the spans whose link
+    changed, with both links, for reading by hand."""
+    extractor = EntityExtractor(vocab, cfg.ner, cfg.linking)
+    spans: list[tuple[str, str, int, int]] = []  # (doc, text, start, end)
+    for doc in letters(root):
+        text = doc.get("text") or ""
+        covered = [(m.start, m.end) for m in extractor.extract(text, "de")]
+        for hit in _NOUN.finditer(text):
+            if not any(s < hit.end() and hit.start() < e for s, e in covered):
+                spans.append((doc.get("id") or "", text, hit.start(), hit.end()))
+    surfaces = [text[s:e] for _, text, s, e in spans]
+    runs = {}
+    for name, on in (("before", False), ("after", True)):
+        linker = Linker(vocab, cfg.linking.model_copy(update={"general_words": on}))
+        runs[name] = [linker.link(s, "de", text) for s, (_, text, _, _) in zip(surfaces, spans, strict=True)]
+    changed = [i for i, (b, a) in enumerate(zip(runs["before"], runs["after"], strict=True)) if b.mesh_id != a.mesh_id]
+    rows = []
+    for i in random.Random(seed).sample(changed, min(sample, len(changed))):
+        doc, text, s, e = spans[i]
+        b, a = runs["before"][i], runs["after"][i]
+        rows.append({"doc": doc, "surface": surfaces[i], "before": f"{_name(vocab, b.mesh_id)} ({b.method})",
+                     "after": f"{_name(vocab, a.mesh_id)} ({a.method})",
+                     "context": _context(text, Mention(s, e, surfaces[i]))})
+    return {
+        "spans": len(spans),
+        "linked": {k: sum(r.mesh_id is not None for r in v) for k, v in runs.items()},
+        "methods": {k: dict(Counter(r.method for r in v).most_common()) for k, v in runs.items()},
+        "changed": len(changed),
+        "changed_distinct": len({surfaces[i] for i in changed}),
+        "changed_from": dict(Counter(runs["before"][i].method for i in changed).most_common()),
+        "changed_top": Counter(f"{surfaces[i]} -> {_name(vocab, runs['after'][i].mesh_id)}" for i in changed).most_common(25),
+        "sample_seed": seed,
+        "sample": rows,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", default=str(REPO / "configs" / "local.yaml"))
     ap.add_argument(
         "--dev", action="store_true", help="held-out German vocabulary names instead of the letters"
     )
+    ap.add_argument("--spans", action="store_true",
+                    help="the letters' uncovered capitalised words as given spans, without / with the general words")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     ap.add_argument(
         "--baseline-config", default=None, help="letters: 'before' is the default extractor on this config's vocabulary"
@@ -191,6 +240,10 @@ def main() -> None:
         print(json.dumps({"dev": measure_dev(vocab, cfg, args.seeds)}, indent=1, ensure_ascii=False))
         return
     root = Path(os.environ.get("MEDGRAPH_SHARED_DATA", REPO.parent / "shared" / "data"))
+    if args.spans:
+        print(json.dumps({"spans": measure_spans(vocab, cfg, root, args.sample, args.sample_seed)},
+                         indent=1, ensure_ascii=False))
+        return
     baseline = None
     if args.baseline_config:
         base_cfg = load_config(args.baseline_config, [])

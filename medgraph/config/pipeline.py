@@ -227,6 +227,9 @@ class LinkingConfig(_Model):
     composites: bool = True  # "breast and ovarian cancer" -> first conjunct + shared head
     # German / Chinese terms glossed part by part into English names (medgraph/link/compose.py)
     compose: bool = True
+    # a German span the other steps miss looked up among the everyday nouns of the general German
+    # dictionary (Vocabulary.general_words: Ratten -> Rats); fuzzy linking of given spans only
+    general_words: bool = True
     # cross-lingual fallback for surfaces the dictionary misses: nearest MeSH name (any language)
     # by the multilingual dense embedder (medgraph/link/dense.py); off by default (one model load)
     dense: bool = False

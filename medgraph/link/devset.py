@@ -41,7 +41,8 @@ def held_out(
         entities[mesh_id] = replace(e, names={k: v for k, v in e.names.items() if k not in langs})
     manifest = dict(vocab.manifest, held_out={"fraction": fraction, "seed": seed, "ids": len(held)})
     manifest["fingerprint"] = f"{vocab.manifest.get('fingerprint', '')}-dev{seed}-{fraction}"
-    return Vocabulary(entities, terms, manifest, directory=vocab.directory), queries
+    dev = Vocabulary(entities, terms, manifest, directory=vocab.directory, general_words=vocab.general_words)
+    return dev, queries
 
 
 @dataclass

@@ -28,13 +28,17 @@ Cascade (first hit wins; deterministic):
    spellings (``Sklerose`` → ``sclerosis``) and compounds split into parts the German names
    know (``Lungenentzündung`` ~ ``Entzündung der Lunge``); Chinese modifiers (``急性``/``慢性``) and
    disease heads (``病``/``症``/``综合征``), through steps 2-3.
-8. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
+8. ``general`` (German, with the fuzzy steps only): an everyday German word of the general
+   dictionary (``Vocabulary.general_words``: Ratten → Rats, Frauen → Women), for a span the linker
+   is given (gold mentions, the model tier's spans). The gazetteer never reads these words, so they
+   add no mentions of their own in running text.
+9. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
    (not for short all-caps acronyms, whose character n-grams say little).
-9. ``dense`` (``linking.dense``): the nearest MeSH name in any language by a multilingual dense
+10. ``dense`` (``linking.dense``): the nearest MeSH name in any language by a multilingual dense
    embedder (``medgraph.link.dense``): the ``dense_top_k`` nearest descriptors re-scored with
    character overlap and a disease prior, accepted at score ≥ ``dense_threshold``: a German or
    Chinese term the dictionary lacks can still reach its descriptor.
-10. ``head``: the last word alone, when it is a dictionary term (``nonocular tumors`` → tumors).
+11. ``head``: the last word alone, when it is a dictionary term (``nonocular tumors`` → tumors).
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ SCORE_VARIANT = 0.85
 SCORE_LANGUAGE = 0.85
 SCORE_COMPOSED = 0.8
 FUZZY_GERMAN_FORMS = 4  # loan-word spellings of a German surface also searched by TF-IDF
+SCORE_GENERAL = 0.75
 SCORE_HEAD = 0.6
 _NEOPLASM_WORDS = re.compile(
     r"\b(?:cancers?|carcinomas?|tumou?rs?|neoplasias?|malignanc(?:y|ies)|adenocarcinomas?)\b", re.IGNORECASE
@@ -226,6 +231,13 @@ class Linker:
                 return self._result(hit.mesh_id, "language", SCORE_LANGUAGE * hit.score)
         return None
 
+    def general(self, surface: str, language: str) -> LinkResult | None:
+        """Step 8: a German span that is a word of the general dictionary (``general_words``)."""
+        if language != "de" or not (self.cfg.normalise and self.cfg.general_words):
+            return None
+        ids = self.vocab.general_words.get(match_key(surface))
+        return self._result(ids[0], "general", SCORE_GENERAL) if ids else None
+
     def head_word(self, surface: str) -> LinkResult | None:
         """The last step: a multi-word surface linked by its head word alone (score 0.6)."""
         words = surface.split()
@@ -293,6 +305,7 @@ class Linker:
     def _plain(self, surfaces: Sequence[str], fuzzy: bool = True, language: str = "en") -> list[LinkResult]:
         results = [self.rules(s, language) for s in surfaces]
         if fuzzy:
+            results = [r or self.general(s, language) for s, r in zip(surfaces, results, strict=True)]
             self.fuzzy(surfaces, results, language)
             self._dense_fallback(surfaces, results)
         if not fuzzy:

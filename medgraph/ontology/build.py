@@ -24,6 +24,10 @@ descriptor in that language. ``dictionary_join`` counts pairs, unmatched pairs, 
 medicine's branches, ambiguous and conflicting words, and the terms and IDs added. The words enter
 with ``RANK_DICTIONARY``: matched and linked in German text only (``medgraph.ontology.vocabulary``);
 the source's entry in the manifest keeps the file's header (version, licence) as ``provenance``.
+The nouns of Ding's other entries (``general``: everyday words, Ratte → rat, Frau → woman) are joined
+by the same rules into ``Vocabulary.general_words``, not into any name table: only the linker reads
+them, for a German span it is given (``general_join`` counts them; a word that a source names or a
+medical entry reads is left out).
 
 German: the manifest's ``german_forms`` counts the generated German forms of ``german_index``
 (inflected German names, German spellings of English names; ``medgraph.ontology.vocabulary``) and
@@ -53,6 +57,7 @@ from medgraph.ontology.vocabulary import (
     RANK_MINED,
     RANK_NAME,
     RANK_SYNONYM,
+    Index,
     Term,
     Vocabulary,
 )
@@ -74,12 +79,15 @@ class _Acc:
     mined: Counter[tuple[str, str]] = field(default_factory=Counter)
     via_en: list[tuple[str, str, str]] = field(default_factory=list)  # (lang, term, English name)
     dictionary: list[tuple[str, str, str, int]] = field(default_factory=list)  # (+ rank)
+    general: list[tuple[str, str, str, int]] = field(default_factory=list)  # (lang, term, English, rank)
 
     def add(self, row: Row) -> None:
         if row.kind == "via_en":
             self.via_en.append((row.lang, row.value, row.en))
         elif row.kind == "dictionary":
             self.dictionary.append((row.lang, row.value, row.en, row.n))
+        elif row.kind == "general":
+            self.general.append((row.lang, row.value, row.en, row.n))
         elif row.kind == "tree":
             if row.value not in self.trees[row.mesh_id]:
                 self.trees[row.mesh_id].append(row.value)
@@ -165,35 +173,35 @@ _DICTIONARY_TREES = ("A", "B", "C", "D", "E", "F", "G", "M", "N")
 _NORM_PENALTY = 500  # within one rank, an exact English match reads before a normalised one
 
 
-def _dictionary_reading(english: str, exact: dict[str, set[str]], norm: dict[str, set[str]]) -> tuple[set[str], int]:
-    """The descriptors an English translation names, and the rank penalty of how it matched."""
+def _dictionary_reading(
+    english: str, exact: dict[str, set[str]], norm: dict[str, set[str]] | None
+) -> tuple[set[str], int]:
+    """The descriptors an English translation names, and the rank penalty of how it matched
+    (``norm=None``: exact matches only)."""
     for form in _english_forms(english):
         ids = exact.get(match_key(form)) or set()
         if len(ids) == 1:
             return ids, 0
-    for form in _english_forms(english):
+    for form in _english_forms(english) if norm is not None else ():
         ids = norm.get(norm_key(form)) or set()
         if ids:
             return ids, _NORM_PENALTY
     return set(), 0
 
 
-def join_dictionary(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, int]]:
-    """Attach each dictionary word to the descriptor of its best-ranked joined reading."""
-    if not acc.dictionary:
-        return {}
-    exact, norm = english
-    langs = {lang for lang, *_ in acc.dictionary}
-    taken: dict[tuple[str, str], set[str]] = defaultdict(set)  # (lang, match_key) → descriptors
-    for mesh_id, per_lang in acc.names.items():
-        for lang in langs.intersection(per_lang):
-            for term in per_lang[lang]:
-                taken[(lang, match_key(term))].add(mesh_id)
-    stats: dict[str, Counter[str]] = defaultdict(Counter)
+Pairs = list[tuple[str, str, str, int]]  # (lang, German term, English, rank)
+
+
+def _best_readings(
+    pairs: Pairs, acc: _Acc, english: EnglishKeys, stats: dict[str, Counter[str]], exact_only: bool = False
+) -> dict[tuple[str, str], set[str]]:
+    """(lang, term) → the descriptors of the term's best-ranked reading that names one descriptor of
+    a medical branch (more than one: a tie between readings)."""
+    exact, norm = english[0], None if exact_only else english[1]
     best: dict[tuple[str, str], tuple[int, set[str]]] = {}
-    for lang, term, english, rank in acc.dictionary:
+    for lang, term, translation, rank in pairs:
         stats[lang]["pairs"] += 1
-        ids, penalty = _dictionary_reading(english, exact, norm)
+        ids, penalty = _dictionary_reading(translation, exact, norm)
         if len(ids) != 1:
             stats[lang]["unmatched"] += 1
             continue
@@ -206,8 +214,22 @@ def join_dictionary(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, int]
             best[(lang, term)] = (rank, set(ids))
         elif rank == top[0]:
             top[1].update(ids)  # a tie: the word becomes ambiguous if the descriptors differ
+    return {key: ids for key, (_, ids) in best.items()}
+
+
+def join_dictionary(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, int]]:
+    """Attach each dictionary word to the descriptor of its best-ranked joined reading."""
+    if not acc.dictionary:
+        return {}
+    langs = {lang for lang, *_ in acc.dictionary}
+    taken: dict[tuple[str, str], set[str]] = defaultdict(set)  # (lang, match_key) → descriptors
+    for mesh_id, per_lang in acc.names.items():
+        for lang in langs.intersection(per_lang):
+            for term in per_lang[lang]:
+                taken[(lang, match_key(term))].add(mesh_id)
+    stats: dict[str, Counter[str]] = defaultdict(Counter)
     added: dict[str, set[str]] = defaultdict(set)
-    for (lang, term), (_, ids) in best.items():
+    for (lang, term), ids in _best_readings(acc.dictionary, acc, english, stats).items():
         if len(ids) != 1:
             stats[lang]["ambiguous"] += 1
             continue
@@ -222,6 +244,30 @@ def join_dictionary(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, int]
     for lang, ids in added.items():
         stats[lang]["ids"] = len(ids)
     return {lang: dict(sorted(c.items())) for lang, c in sorted(stats.items())}
+
+
+def join_general(acc: _Acc, english: EnglishKeys) -> tuple[Index, dict[str, int]]:
+    """The general German dictionary words (``general`` rows) joined like ``join_dictionary`` but by
+    exact English matches only (a normalised key drops function words: "lead in" would be Lead),
+    into an index of their own (``match_key`` → descriptor), with its manifest counts. A word that
+    any source names, or that a medical entry reads, is left to those."""
+    if not acc.general:
+        return {}, {}
+    known = {match_key(t) for per_lang in acc.names.values() for terms in per_lang.values() for t in terms}
+    known.update(match_key(term) for _, term, _, _ in acc.dictionary)
+    stats: dict[str, Counter[str]] = defaultdict(Counter)
+    found: dict[str, set[str]] = defaultdict(set)
+    for (_, term), ids in _best_readings(acc.general, acc, english, stats, exact_only=True).items():
+        key = match_key(term)
+        if len(ids) != 1:
+            stats["de"]["ambiguous"] += 1
+        elif key in known:
+            stats["de"]["named"] += 1
+        else:
+            found[key].update(ids)  # two spellings of one key may read two descriptors
+    index = {key: tuple(ids) for key, ids in found.items() if len(ids) == 1}
+    counts = stats["de"] | Counter(terms=len(index), ids=len({ids[0] for ids in index.values()}))
+    return index, dict(sorted(counts.items()))
 
 
 def config_fingerprint(cfg: VocabularyConfig) -> str:
@@ -300,15 +346,17 @@ def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
     english = _english_keys(acc)  # once for both joins: they add no English terms
     translation_join = join_translations(acc, english)
     dictionary_join = join_dictionary(acc, english)
+    general_words, general_join = join_general(acc, english)
     entities, terms = _assemble(acc)
     manifest: dict[str, Any] = {
         "sources": sources,
         "translation_join": translation_join,
         "dictionary_join": dictionary_join,
+        "general_join": general_join,
         "fingerprint": config_fingerprint(cfg),
         **_counts(entities, terms),
     }
-    vocab = Vocabulary(entities, terms, manifest)
+    vocab = Vocabulary(entities, terms, manifest, general_words=general_words)
     _ = vocab.exact_index, vocab.norm_index, vocab.surface_table
     manifest["german_forms"] = german_forms_summary(vocab)
     manifest["german_abbreviations"] = german_abbreviations_summary(vocab)
@@ -357,6 +405,7 @@ def build_summary(vocab: Vocabulary) -> dict[str, Any]:
         "ids_with_name_by_lang",
         "translation_join",
         "dictionary_join",
+        "general_join",
         "german_forms",
         "german_abbreviations",
         "categories",

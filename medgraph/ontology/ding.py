@@ -25,6 +25,10 @@ first alternative of an entry's headword sense comes first (``Lungenentzündung 
 English alternatives in their order (``Kropf {m} :: goitre; ... crop`` reads goitre first). The
 vocabulary build joins the English side to MeSH and keeps each German word's best-ranked
 descriptor (``medgraph.ontology.build``).
+
+``read_ding_general`` yields the pairs of the other entries (everyday nouns: Ratte → rat), each word
+from its first entry only; the build joins them into ``Vocabulary.general_words``, which only the
+linker reads, for German spans it is given.
 """
 
 from __future__ import annotations
@@ -42,6 +46,17 @@ _NOT_A_NOUN = re.compile(r"\{(?:vt|vi|vr|adj|adv|prp|conj|num|interj|ppron|art|v
 _PLACEHOLDER = re.compile(r"\b(?:etw|jdn|jdm|jds|sth|sb|so)\.|…|\.\.\.")
 _UNWANTED = re.compile(r"\[(?:humor\.|slang|vulg\.|pej\.|ugs\.|coll\.)\]")
 _NOISE = re.compile(r"\{[^}]*\}|\[[^\]]*\]|\([^)]*\)|/[^/]*/|<[^>]*>")
+# Ding's subject labels outside the life sciences: a general entry carrying one names a thing of
+# that field (Einsatz: a mission; Besetzung: a cast), and so does a figurative or colloquial one
+# (Allgemeinplätze [übtr.]: platitudes, "bromides"). A general entry is read when its headword sense
+# has none of these (unlabelled, or labelled zool., bot., ornith., biol., chem., myc., envir., sci.,
+# statist., or with a region or register only), and then without its sub-senses that have one.
+OTHER_SUBJECTS = frozenset(
+    "techn. geogr. comp. econ. fin. jur. adm. cook. electr. pol. soc. mil. constr. min. sport auto "
+    "hist. textil. mus. phys. agr. geol. math. relig. ling. naut. mach. aviat. telco. psych. art lit. "
+    "transp. phil. school arch. print meteo. astron. stud. photo. astrol. archeol. Jägersprache "
+    "übtr. fig. ugs. slang vulg. pej. humor. iron. euphem. Kindersprache Jugendsprache".split(" ")
+)
 _SECONDARY = 1000  # rank offset of every reading that is not an entry's headword
 
 
@@ -83,6 +98,21 @@ def provenance(fh: IO[str]) -> dict[str, str]:
     return out
 
 
+def _pairs(de_sense: str, en_sense: str, headword_sense: bool) -> Iterator[tuple[str, str, bool, int]]:
+    """(German, English, is the entry's headword, English position) of one sense."""
+    en_alts = _alternatives(en_sense, german=False)
+    for j, de in enumerate(_alternatives(de_sense, german=True)):
+        for k, en in enumerate(en_alts):
+            yield de, en, headword_sense and j == 0, k
+
+
+def _senses(german: str, english: str) -> list[tuple[str, str]]:
+    de_senses, en_senses = german.split(" | "), english.split(" | ")
+    if len(de_senses) != len(en_senses):
+        de_senses, en_senses = de_senses[:1], en_senses[:1]
+    return list(zip(de_senses, en_senses, strict=True))
+
+
 def read_ding(fh: IO[str], labels: frozenset[str] = MEDICAL_LABELS) -> Iterator[DingPair]:
     """German–English pairs of the labelled noun entries of a Ding file."""
     for line in fh:
@@ -91,16 +121,41 @@ def read_ding(fh: IO[str], labels: frozenset[str] = MEDICAL_LABELS) -> Iterator[
         german, english = line.rstrip("\n").split(" :: ", 1)
         if not labels.intersection(_LABEL.findall(german)):
             continue
-        de_senses, en_senses = german.split(" | "), english.split(" | ")
-        if len(de_senses) != len(en_senses):
-            de_senses, en_senses = de_senses[:1], en_senses[:1]
-        headword_medical = bool(labels.intersection(_LABEL.findall(de_senses[0])))
-        for i, (de_sense, en_sense) in enumerate(zip(de_senses, en_senses, strict=True)):
+        senses = _senses(german, english)
+        headword_medical = bool(labels.intersection(_LABEL.findall(senses[0][0])))
+        for i, (de_sense, en_sense) in enumerate(senses):
             if not (headword_medical or labels.intersection(_LABEL.findall(de_sense))):
                 continue  # a medical sub-sense of a general word: only that sense is read
-            de_alts = _alternatives(de_sense, german=True)
-            en_alts = _alternatives(en_sense, german=False)
-            for j, de in enumerate(de_alts):
-                headword = i == 0 and j == 0
-                for k, en in enumerate(en_alts):
+            for de, en, headword, k in _pairs(de_sense, en_sense, i == 0):
+                yield DingPair(de, en, k if headword else _SECONDARY + k)
+
+
+def read_ding_general(fh: IO[str], labels: frozenset[str] = MEDICAL_LABELS) -> Iterator[DingPair]:
+    """German–English pairs of the noun entries with no medical label (``read_ding`` reads the others).
+
+    These are everyday words (Ratte: rat, Frau: woman, Kind: child). The vocabulary keeps them apart
+    from every name (``Vocabulary.general_words``): the linker reads them only for a German span it
+    is given, never to find mentions in running text. A word is read in the first entry it appears
+    in only: Ding lists a word's main sense first (Frau: woman, then wife; Ende: an end, then a
+    tail, a quietus), so when the main sense names nothing in MeSH, a later one must not stand in for
+    it; and not at all when that entry is medical or from another field. ``rank`` as in ``read_ding``.
+    """
+    seen: set[str] = set()
+    for line in fh:
+        if line.startswith("#") or " :: " not in line:
+            continue
+        german, english = line.rstrip("\n").split(" :: ", 1)
+        senses = _senses(german, english)
+        words = {de for de_sense, _ in senses for de in _alternatives(de_sense, german=True)}
+        fresh = words - seen
+        seen |= words
+        if not fresh or labels.intersection(_LABEL.findall(german)):
+            continue
+        for i, (de_sense, en_sense) in enumerate(senses):
+            if OTHER_SUBJECTS.intersection(_LABEL.findall(f"{de_sense} {en_sense}")):
+                if i == 0:
+                    break  # the headword's field is the entry's: Bahre [techn.] | Bahren
+                continue  # a figurative or technical sub-sense: only that one is dropped
+            for de, en, headword, k in _pairs(de_sense, en_sense, i == 0):
+                if de in fresh:
                     yield DingPair(de, en, k if headword else _SECONDARY + k)

@@ -23,7 +23,8 @@ Kinds:
 - ``ding``: the Ding German–English dictionary (``/usr/share/trans/de-en`` from Debian's
   ``trans-de-en``): the nouns of its medical entries, each German alternative paired with the
   English alternatives of its sense and a rank (``medgraph.ontology.ding``); joined like
-  translation pairs, one descriptor per German word.
+  translation pairs, one descriptor per German word. The nouns of its other entries are joined the
+  same way into ``Vocabulary.general_words``, which only the linker reads, for German spans.
 - ``pubtator``: mention → MeSH ID pairs mined from a TRAINING PubTator file. Files whose name
   says development/test are refused: those splits are for measuring.
 """
@@ -52,9 +53,10 @@ _HELD_OUT = re.compile(r"develop|devel|(^|[^a-z])dev([^a-z]|$)|test", re.IGNOREC
 
 
 class Row(NamedTuple):
-    """One vocabulary fact. ``kind``: name | term | tree | mined | via_en | dictionary; ``n``: the
-    count of a mined form, the rank of a dictionary pair (lower reads first); ``en``: the English
-    name a ``via_en`` or ``dictionary`` term translates (its ``mesh_id`` is empty)."""
+    """One vocabulary fact. ``kind``: name | term | tree | mined | via_en | dictionary | general;
+    ``n``: the count of a mined form, the rank of a dictionary or general pair (lower reads first);
+    ``en``: the English name a ``via_en``, ``dictionary`` or ``general`` term translates (its
+    ``mesh_id`` is empty)."""
 
     kind: str
     mesh_id: str
@@ -216,12 +218,14 @@ def read_babelon(path: Path) -> Iterator[Row]:
 
 
 def read_ding_dictionary(path: Path) -> Iterator[Row]:
-    """German nouns of the Ding dictionary's medical entries with their English translations."""
-    from medgraph.ontology.ding import read_ding
+    """German nouns of the Ding dictionary with their English translations: the medical entries'
+    (``dictionary`` rows), then the other entries' (``general`` rows)."""
+    from medgraph.ontology.ding import read_ding, read_ding_general
 
-    with _open_text(path) as fh:
-        for pair in read_ding(fh):
-            yield Row("dictionary", "", pair.german, "de", n=pair.rank, en=pair.english)
+    for kind, reader in (("dictionary", read_ding), ("general", read_ding_general)):
+        with _open_text(path) as fh:
+            for pair in reader(fh):
+                yield Row(kind, "", pair.german, "de", n=pair.rank, en=pair.english)
 
 
 def read_pubtator(path: Path) -> Iterator[Row]:

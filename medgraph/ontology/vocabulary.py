@@ -11,7 +11,8 @@ Latin/Greek names, ``medgraph.text.variants``; forms that are already keys, stop
 two descriptors are left out), which the gazetteer and the linker use for German text only. German
 dictionary words (``RANK_DICTIONARY``, the ``ding`` source) are in ``german_index`` only, with their
 inflections, never in the three shared lookups. All four are computed at build time and saved with
-the vocabulary.
+the vocabulary, with ``general_words``: German everyday nouns of the same dictionary joined to MeSH
+(Ratte → Rats), which only the linker reads, for German spans it is given.
 
 On disk (``save(dir)``): ``vocab.pkl`` (one pickle holding entities, terms and both indices; loads
 in about a second for the full MeSH) and ``manifest.json`` (sources, counts per language).
@@ -42,7 +43,7 @@ RANK_MINED = 2
 # or everyday German words (Operation, Station, Port, Gang), so they are kept out of the indices
 # every language shares and are matched and linked in German text only, through ``german_index``
 RANK_DICTIONARY = 3
-FORMAT_VERSION = 7  # bump when keys, indices or the pickle layout change
+FORMAT_VERSION = 8  # bump when keys, indices or the pickle layout change
 
 # (surface, lang, mesh_id, rank, mined count)
 Term = tuple[str, str, str, int, int]
@@ -144,6 +145,9 @@ class Vocabulary:
     _surfaces: SurfaceTable | None = field(default=None, repr=False)
     _german: Index | None = field(default=None, repr=False)
     directory: str = ""  # where it was loaded from ("" when built in memory): derived caches go there
+    # German everyday words from a general dictionary (``match_key`` → descriptor): read only by the
+    # linker, for a German span it is given (``Linker.general``), never by the gazetteer
+    general_words: Index = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.entities)
@@ -189,7 +193,8 @@ class Vocabulary:
     def without_mined(self) -> Vocabulary:
         """The same vocabulary minus surface forms mined from annotated corpora (for baselines)."""
         terms = [t for t in self.terms if t[3] != RANK_MINED]
-        return Vocabulary(self.entities, terms, dict(self.manifest, mined_removed=True), directory=self.directory)
+        return Vocabulary(self.entities, terms, dict(self.manifest, mined_removed=True), directory=self.directory,
+                          general_words=self.general_words)
 
     def save(self, directory: str | Path) -> Path:
         """Write ``vocab.pkl`` and ``manifest.json`` into ``directory``; returns the directory."""
@@ -205,6 +210,7 @@ class Vocabulary:
             "norm": self.norm_index,
             "surfaces": self.surface_table,
             "german": self.german_index,
+            "general": self.general_words,
         }
         tmp = out / "vocab.pkl.tmp"
         with open(tmp, "wb") as fh:
@@ -229,7 +235,8 @@ class Vocabulary:
         manifest_path = src / "manifest.json"
         manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
         vocab = cls(
-            entities, state["terms"], manifest, state["exact"], state["norm"], state["surfaces"], state["german"], str(src)
+            entities, state["terms"], manifest, state["exact"], state["norm"], state["surfaces"], state["german"], str(src),
+            state["general"],
         )
         log.info("loaded vocabulary %s: %d entities in %.2fs", src, len(entities), time.perf_counter() - t0)
         return vocab

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from medgraph.config.models import VocabularyConfig, VocabularySource
+from medgraph.config.models import LinkingConfig, VocabularyConfig, VocabularySource
 from medgraph.extract.ner import GazetteerNER
 from medgraph.link.linker import Linker
 from medgraph.ontology.build import DING_PATH, build_summary, build_vocabulary, default_sources, load_or_build
-from medgraph.ontology.ding import read_ding
+from medgraph.ontology.ding import read_ding, read_ding_general
 from medgraph.ontology.vocabulary import Vocabulary
 from medgraph.text.keys import match_key
 from tests.helpers import FIXTURES, unavailable
@@ -40,6 +40,15 @@ Fieberanfall {m} [ugs.]; Fieberschub {m} [med.] :: fever
 fiebern {vi} [med.] :: to have a fever
 Herzanfall {m}; HI {m} [med.] :: myocardial infarction
 Mal {n} [anat.] :: heart
+Tragbahre {f} | Tragbahren {pl} :: stretcher | stretchers
+Tragbahre {f}; Krankenbahre {f} :: heart
+Bahre {f} [techn.] :: stretcher
+Bahre {f} :: heart
+Pritsche {f} :: stretcher in
+Herzstück {n} [übtr.] :: heart
+Tragbahre {f} [ugs.] | Bahrtuch {n} :: heart | pall
+Liege {f} | Liegen {pl} | Notliege {f} [übtr.] :: stretcher | stretchers | heart
+Herzkammer {f} :: heart
 """
 
 ENTRY_TERMS = (
@@ -74,13 +83,26 @@ def test_headword_reading_outranks_a_secondary_one() -> None:
     assert ranks[("Herzinfarkt", "myocardial infarction")] < ranks[("Herzinfarkt", "fever")]
 
 
+def test_general_entries_are_read_apart_earliest_entry_first() -> None:
+    pairs = list(read_ding_general(io.StringIO(DICTIONARY)))
+    germans = {p.german for p in pairs}
+    assert {"Tragbahre", "Tragbahren", "Kultur"} <= germans  # unlabelled entries
+    assert not {"Herzinfarkt", "Operation", "Trage"} & germans  # medical entries: read_ding's
+    assert not {"Bahre", "Herzstück", "Bahrtuch"} & germans  # technology (first entry), figurative, colloquial
+    assert {"Liege", "Liegen"} <= germans and "Notliege" not in germans  # only the figurative sub-sense goes
+    assert ("Tragbahre", "heart") not in {(p.german, p.english) for p in pairs}  # its first entry only
+    assert ("Krankenbahre", "heart") in {(p.german, p.english) for p in pairs}  # the first entry of this one
+    ranks = {(p.german, p.english): p.rank for p in pairs}
+    assert ranks[("Tragbahre", "stretcher")] < ranks[("Tragbahren", "stretchers")]  # a headword first
+
+
 @pytest.fixture(scope="module")
 def vocab(tmp_path_factory: pytest.TempPathFactory) -> Vocabulary:
     tmp = tmp_path_factory.mktemp("ding")
     (tmp / "de-en").write_text(DICTIONARY, encoding="utf-8")
     (tmp / "entry_terms.tsv").write_text(ENTRY_TERMS, encoding="utf-8")
     (tmp / "trees.tsv").write_text(TREES, encoding="utf-8")
-    (tmp / "pairs.tsv").write_text("lang\tterm\ten_term\tsource\nde\tHerzanfall\tHeart\tx\n", encoding="utf-8")
+    (tmp / "pairs.tsv").write_text("lang\tterm\ten_term\tsource\nde\tHerzanfall\tHeart\tx\nde\tHerzkammer\tHeart\tx\n", encoding="utf-8")
     s = VocabularySource
     return build_vocabulary(
         VocabularyConfig(
@@ -125,6 +147,25 @@ def test_dictionary_words_act_in_german_text_only(vocab: Vocabulary) -> None:
     assert linker.link("Eingriff", "en").mesh_id != SURGICAL_PROCEDURES
 
 
+def test_general_words_link_given_german_spans_only(vocab: Vocabulary, tmp_path: Path) -> None:
+    words = {"tragbahre", "tragbahren", "liege", "liegen"}
+    assert vocab.general_words == dict.fromkeys(words, (STRETCHERS,)) | {"krankenbahre": (HEART,)}
+    general = vocab.manifest["general_join"]
+    assert general["terms"] == 5 and general["named"] == 1  # Herzkammer: a name already
+    assert "pritsche" not in vocab.general_words  # exact English matches only: "stretcher in" is none
+    assert "tragbahre" not in vocab.exact_index and "tragbahre" not in vocab.german_index
+    assert not any(t[0] == "Tragbahre" for t in vocab.terms)  # in no name table
+    assert GazetteerNER(vocab).find("Die Tragbahre steht bereit.", "de") == []  # found by no scan
+    linker = Linker(vocab)
+    hit = linker.link("Tragbahren", "de")
+    assert (hit.mesh_id, hit.method) == (STRETCHERS, "general")
+    assert linker.link("Tragbahren", "de", fuzzy=False).method != "general"  # a fuzzy-phase step
+    assert linker.link("Tragbahren", "en").method != "general"
+    off = Linker(vocab, LinkingConfig(general_words=False))
+    assert off.link("Tragbahren", "de").method != "general"
+    assert Vocabulary.load(vocab.save(tmp_path)).general_words == vocab.general_words
+
+
 def test_a_lower_case_word_in_german_text_is_no_noun(vocab: Vocabulary) -> None:
     ner = GazetteerNER(vocab)
     assert [m.mesh_id for m in ner.find("Die Tragen stehen bereit.", "de")] == [STRETCHERS]
@@ -145,3 +186,8 @@ def test_the_debian_dictionary_gives_german_names(shared_data: Path) -> None:
     text = "Die Patientin kam mit Lungenentzündung und Schmerzen in der Milz."
     found = {m.surface: vocab.entities[m.mesh_id].name for m in ner.find(text, "de")}
     assert found.get("Lungenentzündung") == "Pneumonia" and found.get("Milz") == "Spleen"
+    assert vocab.manifest["general_join"]["terms"] > 3000
+    linker = Linker(vocab)
+    for word, name in (("Harnstoff", "Urea"), ("Ratten", "Rats")):
+        hit = linker.link(word, "de")
+        assert (vocab.entities[hit.mesh_id].name, hit.method) == (name, "general")
