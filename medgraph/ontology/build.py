@@ -24,10 +24,11 @@ descriptor in that language. ``dictionary_join`` counts pairs, unmatched pairs, 
 medicine's branches, ambiguous and conflicting words, and the terms and IDs added. The words enter
 with ``RANK_DICTIONARY``: matched and linked in German text only (``medgraph.ontology.vocabulary``);
 the source's entry in the manifest keeps the file's header (version, licence) as ``provenance``.
-The nouns of Ding's other entries (``general``: everyday words, Ratte → rat, Frau → woman) are joined
-by the same rules into ``Vocabulary.general_words``, not into any name table: only the linker reads
-them, for a German span it is given (``general_join`` counts them; a word that a source names or a
-medical entry reads is left out).
+The nouns of Ding's other entries (``general``: everyday words, Ratte → rat, Frau → woman; each word
+from its first entry) are joined the same way but by exact English matches only, into
+``Vocabulary.general_words``, not into any name table: only the linker reads them, for a German span
+it is given (``general_join`` counts them; a word that a source names or a medical entry reads is
+left out).
 
 German: the manifest's ``german_forms`` counts the generated German forms of ``german_index``
 (inflected German names, German spellings of English names; ``medgraph.ontology.vocabulary``) and
