@@ -98,10 +98,11 @@ def provenance(fh: IO[str]) -> dict[str, str]:
     return out
 
 
-def _pairs(de_sense: str, en_sense: str, headword_sense: bool) -> Iterator[tuple[str, str, bool, int]]:
-    """(German, English, is the entry's headword, English position) of one sense."""
+def _pairs(de_alts: list[str], en_sense: str, headword_sense: bool) -> Iterator[tuple[str, str, bool, int]]:
+    """(German, English, is the entry's headword, English position) of one sense, given its German
+    alternatives (``_alternatives(de_sense, german=True)``)."""
     en_alts = _alternatives(en_sense, german=False)
-    for j, de in enumerate(_alternatives(de_sense, german=True)):
+    for j, de in enumerate(de_alts):
         for k, en in enumerate(en_alts):
             yield de, en, headword_sense and j == 0, k
 
@@ -126,7 +127,7 @@ def read_ding(fh: IO[str], labels: frozenset[str] = MEDICAL_LABELS) -> Iterator[
         for i, (de_sense, en_sense) in enumerate(senses):
             if not (headword_medical or labels.intersection(_LABEL.findall(de_sense))):
                 continue  # a medical sub-sense of a general word: only that sense is read
-            for de, en, headword, k in _pairs(de_sense, en_sense, i == 0):
+            for de, en, headword, k in _pairs(_alternatives(de_sense, german=True), en_sense, i == 0):
                 yield DingPair(de, en, k if headword else _SECONDARY + k)
 
 
@@ -145,17 +146,17 @@ def read_ding_general(fh: IO[str], labels: frozenset[str] = MEDICAL_LABELS) -> I
         if line.startswith("#") or " :: " not in line:
             continue
         german, english = line.rstrip("\n").split(" :: ", 1)
-        senses = _senses(german, english)
-        words = {de for de_sense, _ in senses for de in _alternatives(de_sense, german=True)}
+        senses = [(_alternatives(de, german=True), de, en) for de, en in _senses(german, english)]
+        words = {de for de_alts, _, _ in senses for de in de_alts}
         fresh = words - seen
         seen |= words
         if not fresh or labels.intersection(_LABEL.findall(german)):
             continue
-        for i, (de_sense, en_sense) in enumerate(senses):
+        for i, (de_alts, de_sense, en_sense) in enumerate(senses):
             if OTHER_SUBJECTS.intersection(_LABEL.findall(f"{de_sense} {en_sense}")):
                 if i == 0:
                     break  # the headword's field is the entry's: Bahre [techn.] | Bahren
                 continue  # a figurative or technical sub-sense: only that one is dropped
-            for de, en, headword, k in _pairs(de_sense, en_sense, i == 0):
+            for de, en, headword, k in _pairs(de_alts, en_sense, i == 0):
                 if de in fresh:
                     yield DingPair(de, en, k if headword else _SECONDARY + k)
