@@ -70,6 +70,9 @@ log = logging.getLogger(__name__)
 DING_PATH = "/usr/share/trans/de-en"  # Debian's trans-de-en (installed by `make system-deps`)
 
 
+Pairs = list[tuple[str, str, str, int]]  # (lang, term, English translation, rank)
+
+
 @dataclass
 class _Acc:
     """Accumulates rows from all sources before entities are assembled."""
@@ -79,8 +82,8 @@ class _Acc:
     trees: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     mined: Counter[tuple[str, str]] = field(default_factory=Counter)
     via_en: list[tuple[str, str, str]] = field(default_factory=list)  # (lang, term, English name)
-    dictionary: list[tuple[str, str, str, int]] = field(default_factory=list)  # (+ rank)
-    general: list[tuple[str, str, str, int]] = field(default_factory=list)  # (lang, term, English, rank)
+    dictionary: Pairs = field(default_factory=list)
+    general: Pairs = field(default_factory=list)
 
     def add(self, row: Row) -> None:
         if row.kind == "via_en":
@@ -190,9 +193,6 @@ def _dictionary_reading(
     return set(), 0
 
 
-Pairs = list[tuple[str, str, str, int]]  # (lang, German term, English, rank)
-
-
 def _best_readings(
     pairs: Pairs, acc: _Acc, english: EnglishKeys, stats: dict[str, Counter[str]], exact_only: bool = False
 ) -> dict[tuple[str, str], set[str]]:
@@ -258,12 +258,12 @@ def join_general(acc: _Acc, english: EnglishKeys) -> tuple[Index, dict[str, int]
     known.update(match_key(term) for _, term, _, _ in acc.dictionary)
     stats: dict[str, Counter[str]] = defaultdict(Counter)
     found: dict[str, set[str]] = defaultdict(set)
-    for (_, term), ids in _best_readings(acc.general, acc, english, stats, exact_only=True).items():
+    for (lang, term), ids in _best_readings(acc.general, acc, english, stats, exact_only=True).items():
         key = match_key(term)
         if len(ids) != 1:
-            stats["de"]["ambiguous"] += 1
+            stats[lang]["ambiguous"] += 1
         elif key in known:
-            stats["de"]["named"] += 1
+            stats[lang]["named"] += 1
         else:
             found[key].update(ids)  # two spellings of one key may read two descriptors
     index = {key: tuple(ids) for key, ids in found.items() if len(ids) == 1}
