@@ -127,12 +127,20 @@ def test_incremental_add_then_delete(tmp_path, small_corpus):
     assert pdf_only["documents_written"] == 1
 
 
-def _chunks_in(db: Path) -> int:
+def _count(db: Path, sql: str) -> int:
     try:
         with sqlite3.connect(db, timeout=1) as conn:
-            return int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            return int(conn.execute(sql).fetchone()[0])
     except sqlite3.OperationalError:
         return 0
+
+
+def _chunks_in(db: Path) -> int:
+    return _count(db, "SELECT count(*) FROM chunks")
+
+
+def _complete_documents_in(db: Path) -> int:
+    return _count(db, "SELECT count(*) FROM documents WHERE status='complete'")
 
 
 def test_killed_driver_resumes_to_exact_counts(tmp_path, built, small_corpus):
@@ -148,7 +156,9 @@ def test_killed_driver_resumes_to_exact_counts(tmp_path, built, small_corpus):
     proc = subprocess.Popen(cmd, cwd=REPO, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
-    while _chunks_in(home / "graph.sqlite") == 0 and proc.poll() is None and time.monotonic() < deadline:
+    # kill once a first document is complete: chunks alone can be written before any document is
+    # marked complete, and then there is nothing for the resumed build to skip
+    while _complete_documents_in(home / "graph.sqlite") == 0 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and the local Ray cluster it started
     proc.wait()
