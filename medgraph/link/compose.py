@@ -29,7 +29,7 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_MINED, Vocabulary, is_acronym
+from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_DICTIONARY, RANK_MINED, Vocabulary, is_acronym
 from medgraph.text.keys import has_cjk, match_key, norm_key
 from medgraph.text.variants import DE_FUNCTION_WORDS, FUGEN, de_stem, loan_spellings, umlaut_folded
 
@@ -104,7 +104,9 @@ class Composer:
                     self._english.setdefault(mesh_id, []).append(surface)
             elif lang == "de" and len(surface.split()) == 1:
                 parts.append((self.de, de_key(surface), mesh_id))
-            elif lang == "zh":
+            elif lang == "zh" and rank != RANK_DICTIONARY:
+                # not the general dictionary's Chinese words: as parts they tie with the morphemes
+                # (感染 + 性疾病 "venereal disease" against 感染性 + 疾病 "infectious disease")
                 parts.append((self.zh, match_key(surface).replace(" ", ""), mesh_id))
         for table, key, mesh_id in parts:  # the English terms of every ID are known now
             self._add(table, key, mesh_id)

@@ -26,7 +26,8 @@ Cascade (first hit wins; deterministic):
    (``Vocabulary.german_index``: inflected German names, German spellings of English names), German
    inflection (Snowball stems), umlaut and loan-word
    spellings (``Sklerose`` → ``sclerosis``) and compounds split into parts the German names
-   know (``Lungenentzündung`` ~ ``Entzündung der Lunge``); Chinese modifiers (``急性``/``慢性``) and
+   know (``Lungenentzündung`` ~ ``Entzündung der Lunge``); a Chinese word of the general dictionary
+   (``Vocabulary.chinese_words``: 卵巢 → Ovary), Chinese modifiers (``急性``/``慢性``) and
    disease heads (``病``/``症``/``综合征``), through steps 2-3.
 8. ``general`` (German, with the fuzzy steps only): an everyday German word of the general
    dictionary (``Vocabulary.general_words``: Ratten → Rats, Frauen → Women), for a span the linker
@@ -213,6 +214,9 @@ class Linker:
         if not self.cfg.normalise:
             return None
         if has_cjk(surface):
+            ids = self.vocab.chinese_words.get(match_key(surface))
+            if ids:
+                return self._result(ids[0], "language", SCORE_LANGUAGE)
             forms = chinese_forms(surface)
         elif language == "de":
             ids = self.vocab.german_index.get(match_key(surface)) if self.german_morphology else None

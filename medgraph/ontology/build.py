@@ -15,14 +15,16 @@ name) are joined after every source is read: the English name's ``match_key``, e
 ``norm_key``, must point to exactly one descriptor through its English names and entry terms;
 the manifest's ``translation_join`` says how many pairs and terms were joined per language.
 
-Dictionary pairs (``ding``: a German word with one English translation and a rank) are joined
+Dictionary pairs (``ding``: a German word with one English translation and a rank; ``cedict``: a
+Chinese word with the English of its primary sense, joined by exact English matches only) are joined
 after that, by the same English lookup, more strictly: an exact English match reads before a
 normalised one, the descriptor must sit in a medical branch of MeSH (``_DICTIONARY_TREES``), a
 German word takes only the descriptor of its best-ranked joined reading (a tie between two
 descriptors drops the word), and never a word that an earlier source already gave another
 descriptor in that language. ``dictionary_join`` counts pairs, unmatched pairs, pairs outside
 medicine's branches, ambiguous and conflicting words, and the terms and IDs added. The words enter
-with ``RANK_DICTIONARY``: matched and linked in German text only (``medgraph.ontology.vocabulary``);
+with ``RANK_DICTIONARY``: matched and linked in German (Chinese) text only
+(``medgraph.ontology.vocabulary``);
 the source's entry in the manifest keeps the file's header (version, licence) as ``provenance``.
 The nouns of Ding's other entries (``general``: everyday words, Ratte → rat, Frau → woman; each word
 from its first entry) are joined the same way but by exact English matches only, into
@@ -50,6 +52,8 @@ from typing import Any
 
 from medgraph.config.models import MedGraphConfig, VocabularyConfig, VocabularySource
 from medgraph.ontology.categories import category_from_trees
+from medgraph.ontology.cedict import PACKAGE_PATH as CEDICT_PATH
+from medgraph.ontology.cedict import provenance as cedict_provenance
 from medgraph.ontology.ding import provenance as ding_provenance
 from medgraph.ontology.sources import Row, read_source, resolve_paths
 from medgraph.ontology.vocabulary import (
@@ -218,6 +222,11 @@ def _best_readings(
     return {key: ids for key, (_, ids) in best.items()}
 
 
+# dictionaries without subject labels (CC-CEDICT): an English match must be exact, as for the
+# general German words (a normalised key would join "element" to Elements)
+EXACT_ONLY_LANGS = frozenset({"zh"})
+
+
 def join_dictionary(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, int]]:
     """Attach each dictionary word to the descriptor of its best-ranked joined reading."""
     if not acc.dictionary:
@@ -230,7 +239,11 @@ def join_dictionary(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, int]
                 taken[(lang, match_key(term))].add(mesh_id)
     stats: dict[str, Counter[str]] = defaultdict(Counter)
     added: dict[str, set[str]] = defaultdict(set)
-    for (lang, term), ids in _best_readings(acc.dictionary, acc, english, stats).items():
+    labelled = [p for p in acc.dictionary if p[0] not in EXACT_ONLY_LANGS]
+    unlabelled = [p for p in acc.dictionary if p[0] in EXACT_ONLY_LANGS]
+    readings = _best_readings(labelled, acc, english, stats)
+    readings.update(_best_readings(unlabelled, acc, english, stats, exact_only=True))
+    for (lang, term), ids in readings.items():
         if len(ids) != 1:
             stats[lang]["ambiguous"] += 1
             continue
@@ -299,6 +312,8 @@ def _load_source(acc: _Acc, source: VocabularySource) -> dict[str, Any]:
     if source.kind == "ding":
         with open(files[0], encoding="utf-8") as fh:
             info["provenance"] = ding_provenance(fh)
+    elif source.kind == "cedict":
+        info["provenance"] = cedict_provenance(files[0])
     return info | {"status": "loaded", "rows": rows, "files": [str(f) for f in files]}
 
 
@@ -449,6 +464,7 @@ def default_sources(shared_data: str | None = None) -> list[VocabularySource]:
         s(kind="translation_pairs", path="pkg:cmekg_zh_en.tsv.gz"),
         s(kind="babelon", path=f"{d}/hpo_translations/hp-*.babelon.tsv", optional=True),
         s(kind="ding", path=os.environ.get("MEDGRAPH_DING_DICT") or DING_PATH, optional=True),
+        s(kind="cedict", path=os.environ.get("MEDGRAPH_CEDICT") or CEDICT_PATH, optional=True),
         s(kind="pubtator", path=f"{d}/bc5cdr/CDR_TrainingSet.PubTator.txt", optional=True),
         s(kind="pubtator", path=f"{d}/ncbi_disease/NCBItrainset_corpus.txt", optional=True),
     ]

