@@ -78,6 +78,8 @@ def _alternatives(sense: str, *, german: bool) -> list[str]:
         text = _clean(raw)
         if len(text) < (4 if german else 3) or text[0].isdigit():
             continue  # three-letter German words are mostly everyday words (Mal: time, not mole)
+        if "!" in text or "?" in text:
+            continue  # an utterance, not a name (Fuß! :: Heel!, a command to a dog)
         if german and not any(word[:1].isupper() for word in text.split()):
             continue
         if german and not any(c.islower() for c in text):  # an acronym: too ambiguous here

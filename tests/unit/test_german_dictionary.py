@@ -49,6 +49,7 @@ Herzstück {n} [übtr.] :: heart
 Tragbahre {f} [ugs.] | Bahrtuch {n} :: heart | pall
 Liege {f} | Liegen {pl} | Notliege {f} [übtr.] :: stretcher | stretchers | heart
 Herzkammer {f} :: heart
+Herzlichen Glückwunsch! :: Heart!
 """
 
 ENTRY_TERMS = (
@@ -153,6 +154,7 @@ def test_general_words_link_given_german_spans_only(vocab: Vocabulary, tmp_path:
     general = vocab.manifest["general_join"]
     assert general["terms"] == 5 and general["named"] == 1  # Herzkammer: a name already
     assert "pritsche" not in vocab.general_words  # exact English matches only: "stretcher in" is none
+    assert "herzlichen gluckwunsch" not in vocab.general_words  # an utterance, not a name
     assert "tragbahre" not in vocab.exact_index and "tragbahre" not in vocab.german_index
     assert not any(t[0] == "Tragbahre" for t in vocab.terms)  # in no name table
     assert GazetteerNER(vocab).find("Die Tragbahre steht bereit.", "de") == []  # found by no scan
