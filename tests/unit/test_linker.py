@@ -10,7 +10,7 @@ import pytest
 
 from medgraph.config.models import LinkingConfig, VocabularyConfig, VocabularySource
 from medgraph.link import EntityExtractor, Linker
-from medgraph.ontology.build import build_vocabulary, default_sources, load_or_build
+from medgraph.ontology.build import build_vocabulary
 from medgraph.ontology.vocabulary import Vocabulary
 from medgraph.text.abbreviations import abbreviation_map, find_abbreviations
 from tests.helpers import terms_vocabulary
@@ -31,14 +31,6 @@ def small_vocab() -> Vocabulary:
             ]
         )
     )
-
-
-@pytest.fixture(scope="session")
-def full_vocab(shared_data: Path) -> Vocabulary:
-    cfg = VocabularyConfig(
-        path=str(REPO / ".medgraph" / "test-vocab"), sources=default_sources(str(shared_data))
-    )
-    return load_or_build(cfg)
 
 
 @pytest.mark.parametrize("surface", MULTILINGUAL)
