@@ -3,7 +3,8 @@
 "Before" is the default extractor (``EntityExtractor``: gazetteer, second NER stage) on the
 vocabulary of the same config without its ``cedict`` sources (built once and cached beside the
 default vocabulary, ``<vocabulary path>-no-cedict``); "after" is the config as given (``--set
-ner.chinese_words=true``: with the dictionary words as gazetteer keys, off by default). The text is a range of
+ner.chinese_words=true``: with the dictionary words as gazetteer keys in corpus text, where the default
+leaves them out; both extract corpus text, not questions). The text is a range of
 the Huatuo Chinese QA records (``chinese_huatuo/llama_data.jsonl`` under ``$MEDGRAPH_SHARED_DATA``,
 default ``../shared/data``; question + answer, one document per record), or with ``--liver`` the
 1,000 liver-cancer literature dialogues of the same folder. The matching rules were chosen on the

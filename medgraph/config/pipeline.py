@@ -186,9 +186,11 @@ class NerConfig(_Model):
     # step links them (medgraph/link/extractor.py)
     compose_candidates: bool = True
     # Chinese dictionary words (Vocabulary.chinese_words) as gazetteer keys in Chinese text, on word
-    # boundaries only (medgraph/extract/ner.py). Off: many match inside a longer term the vocabulary
-    # lacks (动脉 in 肝动脉); docs/benchmarks.md. The linker reads them either way, for given spans
-    chinese_words: bool = False
+    # boundaries only (medgraph/extract/ner.py): "queries" in questions only (query analysis: the PPR
+    # seeds and translations), true in corpus text too, false never. Not in corpus text by default:
+    # many match inside a longer term the vocabulary lacks (动脉 in 肝动脉); docs/benchmarks.md. The
+    # linker reads them either way, for given spans
+    chinese_words: bool | Literal["queries"] = "queries"
     # --- cascade (kind: cascade): local model directories, nothing is downloaded ----------------
     gliner_model_path: str | None = None  # a GLiNER directory (gliner_config.json, weights, tokenizer)
     gliner_labels: dict[str, tuple[str, ...]] = Field(default_factory=lambda: dict(DEFAULT_GLINER_LABELS))

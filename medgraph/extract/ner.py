@@ -26,7 +26,8 @@ German nouns are capitalised, so in German text a one-word match written in lowe
 (``tragen`` is no stretcher, ``nun`` no nun) unless it is a long ASCII word of the shared table (a
 Latin or English term such as ``choledochus``).
 
-Chinese keys (``chinese_words``, off by default; matched only when ``language="zh"``, method
+Chinese keys (``chinese_words``: ``"queries"`` by default, i.e. in questions only, through
+``for_queries``; ``true`` in every text; matched only when ``language="zh"``, method
 ``normalised``, built on the first Chinese text): the general dictionary's Chinese words
 (``Vocabulary.chinese_words``, the ``cedict`` source) whose descriptor is anatomy, an organism, a
 disease or a chemical (``CHINESE_WORD_TREES``). Chinese has no spaces, so a dictionary word also
@@ -41,6 +42,7 @@ The vocabulary's other Chinese names match as before, anywhere.
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
@@ -143,6 +145,7 @@ class GazetteerNER:
         self.vocab = vocab
         self.cfg = cfg or NerConfig()
         self.german_keys = german_keys
+        self.chinese_words = self.cfg.chinese_words is True
         keys = self._collect()
         self._add_variants(keys)
         self._keys, self._automaton = self._compile(keys)
@@ -228,7 +231,7 @@ class GazetteerNER:
     def _table(self, language: str) -> tuple[list[_Key], ahocorasick.Automaton]:
         """The keys and automaton for text in ``language`` (German, Chinese: built on first use)."""
         add = {"de": self._add_german if self.german_keys else None,
-               "zh": self._add_chinese if self.cfg.chinese_words and self.vocab.chinese_words else None}
+               "zh": self._add_chinese if self.chinese_words and self.vocab.chinese_words else None}
         extend = add.get(language)
         if extend is None:
             return self._keys, self._automaton
@@ -242,6 +245,18 @@ class GazetteerNER:
                     log.info("gazetteer, %s keys: %d in %.1fs", language, len(self._by_language[language][0]),
                              time.perf_counter() - t0)
         return self._by_language[language]
+
+    def for_queries(self) -> GazetteerNER:
+        """This gazetteer as question analysis uses it: with the Chinese dictionary words when
+        ``chinese_words`` is ``"queries"`` (a copy sharing every table but the Chinese one), else
+        itself."""
+        if self.cfg.chinese_words != "queries" or self.chinese_words:
+            return self
+        twin = copy.copy(self)
+        twin.chinese_words = True
+        twin._by_language = {lang: table for lang, table in self._by_language.items() if lang != "zh"}
+        twin._language_lock = threading.Lock()
+        return twin
 
     def _reading(self, entry: _Key, surface: str, language: str) -> tuple[str, str, float] | None:
         """(MeSH ID, method, score) of a matched key, or None when the match is not accepted."""

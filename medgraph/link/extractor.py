@@ -24,6 +24,7 @@ them to a descriptor of an agreeing category); abbreviation definitions are appl
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -65,6 +66,16 @@ class EntityExtractor:
             from medgraph.extract.cascade import CascadeNER  # the model passes load here (torch, gliner)
 
             self.cascade = CascadeNER(self.ner.cfg)
+
+    def for_queries(self) -> EntityExtractor:
+        """This extractor as question analysis uses it (``GazetteerNER.for_queries``): a copy sharing
+        the linker and models when its gazetteer differs for questions, else itself."""
+        ner = self.ner.for_queries()
+        if ner is self.ner:
+            return self
+        twin = copy.copy(self)
+        twin.ner = ner
+        return twin
 
     @staticmethod
     def _short_form_spans(text: str, short: str) -> list[tuple[int, int]]:

@@ -2,7 +2,8 @@
 its translations into the other corpus languages.
 
 Input: a question (and optionally its language). Output: ``QueryAnalysis``. The same NER +
-linking code as ingestion runs on the question; each linked entity's names in the other
+linking code as ingestion runs on the question (``EntityExtractor.for_queries``: with the Chinese
+dictionary words, which ingestion leaves out by default); each linked entity's names in the other
 ``languages`` give the translations (``medgraph.retrieve.translate``) and ``entity_names`` (the
 answer composer looks for them in sentences and names them in its lead line). Results are cached
 so a repeated question skips it: by default in this process (LRU of ``cache_size``), or in any
@@ -33,7 +34,7 @@ class QueryAnalyzer:
         names_per_entity: int = 2,
         cache: AnalysisCache | None = None,
     ) -> None:
-        self.extractor = extractor
+        self.extractor = extractor.for_queries()  # with the gazetteer's question-only keys
         self.languages = languages
         self.translator = OntologyTranslator(extractor.vocab.get, names_per_entity)
         self.cache_size = cache_size

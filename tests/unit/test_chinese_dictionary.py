@@ -13,11 +13,13 @@ import pytest
 
 from medgraph.config.models import NerConfig, VocabularyConfig, VocabularySource
 from medgraph.extract.ner import GazetteerNER
+from medgraph.link import EntityExtractor
 from medgraph.link.linker import Linker
 from medgraph.ontology.build import build_vocabulary
 from medgraph.ontology.cedict import PACKAGE_PATH, primary_sense, read_cedict
 from medgraph.ontology.sources import resolve_paths
 from medgraph.ontology.vocabulary import Vocabulary
+from medgraph.retrieve.query import QueryAnalyzer
 
 OVARY, EPINEPHRINE, VITAMINS, EGG_YOLK = "D010053", "D004837", "D014815", "D004531"
 RETINA, HOSPITALS, ELEMENTS, BLOOD = "D012160", "D006761", "D004573", "D001769"
@@ -111,8 +113,22 @@ def _found(ner: GazetteerNER, text: str, language: str = "zh") -> list[tuple[str
     return [(m.surface, m.mesh_id) for m in ner.find(text, language)]
 
 
+def test_questions_see_the_words_and_documents_do_not_by_default(vocab: Vocabulary) -> None:
+    extractor = EntityExtractor(vocab)
+    text = "卵巢有肿块怎么办"
+    assert [m.surface for m in extractor.extract(text, "zh")] == []  # corpus text: not by default
+    analysis = QueryAnalyzer(extractor, 0).analyze(text, "zh")
+    assert [(m.surface, m.mesh_id) for m in analysis.mentions] == [("卵巢", OVARY)]
+    assert "ovary" in dict(analysis.translations)["en"].lower()  # the English translation names it
+    assert [m.surface for m in extractor.extract(text, "zh")] == []  # the question's copy is apart
+    off = EntityExtractor(vocab, NerConfig(chinese_words=False))
+    assert QueryAnalyzer(off, 0).analyze(text, "zh").mentions == ()
+    on = EntityExtractor(vocab, NerConfig(chinese_words=True))
+    assert on.for_queries() is on and [m.surface for m in on.extract(text, "zh")] == ["卵巢"]
+
+
 def test_the_gazetteer_matches_words_on_word_boundaries_when_asked(vocab: Vocabulary) -> None:
-    assert _found(GazetteerNER(vocab), "检查发现卵巢有肿块") == []  # off by default
+    assert _found(GazetteerNER(vocab), "检查发现卵巢有肿块") == []  # not in corpus text by default
     ner = GazetteerNER(vocab, NerConfig(chinese_words=True))
     assert _found(ner, "检查发现卵巢有肿块") == [("卵巢", OVARY)]
     assert _found(ner, "检查发现卵巢有肿块", "en") == []  # Chinese text only
