@@ -11,9 +11,10 @@ Latin/Greek names, ``medgraph.text.variants``; forms that are already keys, stop
 two descriptors are left out), which the gazetteer and the linker use for German text only. German
 dictionary words (``RANK_DICTIONARY``, the ``ding`` source) are in ``german_index`` only, with their
 inflections, never in the three shared lookups; Chinese ones (the ``cedict`` source) are in
-``chinese_words`` only (derived from the terms on first use, not saved). All four are computed at build time and saved with
-the vocabulary, with ``general_words``: German everyday nouns of the same dictionary joined to MeSH
-(Ratte → Rats), which only the linker reads, for German spans it is given.
+``chinese_words`` only (derived from the terms on first use, not saved). The other four are computed
+at build time and saved with the vocabulary, with ``general_words``: German everyday nouns of the
+same dictionary joined to MeSH (Ratte → Rats), which only the linker reads, for German spans it is
+given.
 
 On disk (``save(dir)``): ``vocab.pkl`` (one pickle holding entities, terms and both indices; loads
 in about a second for the full MeSH) and ``manifest.json`` (sources, counts per language).
