@@ -367,6 +367,9 @@ class _Extractor:
         entity = SimpleNamespace(name="Diabetes Mellitus", names={"de": ["Diabetes mellitus"], "zh": ["糖尿病"]})
         self.vocab = SimpleNamespace(get=lambda mesh_id: entity if mesh_id == "D003920" else None)
 
+    def for_queries(self) -> _Extractor:  # the question-analysis copy: the same stand-in
+        return self
+
     def extract(self, text: str, language: str) -> list[Mention]:
         self.calls += 1
         i = text.lower().find("diabetes")
