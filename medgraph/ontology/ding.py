@@ -46,6 +46,9 @@ _NOT_A_NOUN = re.compile(r"\{(?:vt|vi|vr|adj|adv|prp|conj|num|interj|ppron|art|v
 _PLACEHOLDER = re.compile(r"\b(?:etw|jdn|jdm|jds|sth|sb|so)\.|…|\.\.\.")
 _UNWANTED = re.compile(r"\[(?:humor\.|slang|vulg\.|pej\.|ugs\.|coll\.)\]")
 _NOISE = re.compile(r"\{[^}]*\}|\[[^\]]*\]|\([^)]*\)|/[^/]*/|<[^>]*>")
+# A German alternative written with its article (die Menschen {pl}, das Äußere {n}): the article is
+# not part of the word a text or a span has.
+_ARTICLE = re.compile(r"^(?:der|die|das) (?=[A-ZÄÖÜ])")
 # Ding's subject labels outside the life sciences: a general entry carrying one names a thing of
 # that field (Einsatz: a mission; Besetzung: a cast), and so does a figurative or colloquial one
 # (Allgemeinplätze [übtr.]: platitudes, "bromides"). A general entry is read when its headword sense
@@ -75,7 +78,7 @@ def _alternatives(sense: str, *, german: bool) -> list[str]:
     for raw in sense.split(";"):
         if _PLACEHOLDER.search(raw) or _UNWANTED.search(raw) or (german and _NOT_A_NOUN.search(raw)):
             continue
-        text = _clean(raw)
+        text = _ARTICLE.sub("", _clean(raw)) if german else _clean(raw)
         if len(text) < (4 if german else 3) or text[0].isdigit():
             continue  # three-letter German words are mostly everyday words (Mal: time, not mole)
         if "!" in text or "?" in text:

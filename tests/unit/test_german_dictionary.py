@@ -97,6 +97,14 @@ def test_general_entries_are_read_apart_earliest_entry_first() -> None:
     assert ranks[("Tragbahre", "stretcher")] < ranks[("Tragbahren", "stretchers")]  # a headword first
 
 
+def test_an_article_is_not_part_of_the_word() -> None:
+    medical = _pairs("Pille {f} [med.] | die Pillen {pl} :: pill | pills\n")
+    general = {(p.german, p.english) for p in read_ding_general(io.StringIO("das Äußere {n} | die Wirbellosen {pl} :: exterior | invertebrates\n"))}
+    assert ("Pillen", "pills") in medical and ("Wirbellosen", "invertebrates") in general
+    assert ("Äußere", "exterior") in general
+    assert not {g for g, _ in medical | general if g.split()[0] in {"der", "die", "das"}}
+
+
 @pytest.fixture(scope="module")
 def vocab(tmp_path_factory: pytest.TempPathFactory) -> Vocabulary:
     tmp = tmp_path_factory.mktemp("ding")
