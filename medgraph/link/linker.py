@@ -30,9 +30,9 @@ Cascade (first hit wins; deterministic):
    (``Vocabulary.chinese_words``: 卵巢 → Ovary), Chinese modifiers (``急性``/``慢性``) and
    disease heads (``病``/``症``/``综合征``), through steps 2-3.
 8. ``general`` (German, with the fuzzy steps only): an everyday German word of the general
-   dictionary (``Vocabulary.general_words``: Ratten → Rats, Frauen → Women), for a span the linker
-   is given (gold mentions, the model tier's spans). The gazetteer never reads these words, so they
-   add no mentions of their own in running text.
+   dictionary (``Vocabulary.general_words``: Ratten → Rats, Frauen → Women; Mäusen, a dative
+   plural, through Mäuse), for a span the linker is given (gold mentions, the model tier's spans).
+   The gazetteer never reads these words, so they add no mentions of their own in running text.
 9. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
    (not for short all-caps acronyms, whose character n-grams say little).
 10. ``dense`` (``linking.dense``): the nearest MeSH name in any language by a multilingual dense
@@ -57,7 +57,7 @@ from medgraph.link.tfidf import CharNgramIndex
 from medgraph.ontology.vocabulary import Index, Vocabulary, build_index
 from medgraph.text.abbreviations import abbreviation_map, german_abbreviations
 from medgraph.text.keys import has_cjk, match_key, norm_key
-from medgraph.text.variants import GermanLexicon, chinese_forms, german_forms
+from medgraph.text.variants import GermanLexicon, chinese_forms, german_forms, noun_bases
 
 # one fuzzy-index build at a time in a process (a warm-up thread and a request may race for it)
 _TFIDF_BUILD = threading.Lock()
@@ -239,7 +239,9 @@ class Linker:
         """Step 8: a German span that is a word of the general dictionary (``general_words``)."""
         if language != "de" or not (self.cfg.normalise and self.cfg.general_words):
             return None
-        ids = self.vocab.general_words.get(match_key(surface))
+        words = self.vocab.general_words
+        key = match_key(surface)
+        ids = words.get(key) or next((words[b] for b in noun_bases(key) if b in words), None)
         return self._result(ids[0], "general", SCORE_GENERAL) if ids else None
 
     def head_word(self, surface: str) -> LinkResult | None:

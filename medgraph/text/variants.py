@@ -147,6 +147,24 @@ def adjective_stem(word: str) -> str | None:
     return None
 
 
+def noun_bases(key: str) -> list[str]:
+    """The forms a one-word German noun ``key`` (``match_key`` spelling) may be the dative plural or
+    the genitive singular of, for a dictionary that lists nominative singular and plural only:
+    ``kindern`` → ``kinder``, ``mausen`` → ``mause`` (dative plural: an ``-n`` after a plural in
+    ``-e``/``-er``/``-el``), ``arztes`` → ``arzt``, ``wassers`` → ``wasser`` (genitive ``-es``, or
+    ``-s`` after ``-er``/``-el``/``-en``)."""
+    if " " in key or len(key) < 6:
+        return []
+    out = []
+    if key.endswith(("en", "ern", "eln")):
+        out.append(key[:-1])
+    if key.endswith("es"):
+        out.append(key[:-2])
+    if key.endswith(("ers", "els", "ens")):
+        out.append(key[:-1])
+    return out
+
+
 def german_inflections(term: str) -> list[str]:
     """Inflected forms (``match_key`` spelling) of a German name: adjectives before the last word
     with every adjective ending, the last word with its plural / genitive endings."""

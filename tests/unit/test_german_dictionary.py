@@ -19,6 +19,7 @@ from medgraph.ontology.build import DING_PATH, build_summary, build_vocabulary
 from medgraph.ontology.ding import read_ding, read_ding_general
 from medgraph.ontology.vocabulary import Vocabulary
 from medgraph.text.keys import match_key
+from medgraph.text.variants import noun_bases
 from tests.helpers import FIXTURES, unavailable
 
 XML = FIXTURES / "mesh" / "desc_fixture.xml"
@@ -176,6 +177,12 @@ def test_general_words_link_given_german_spans_only(vocab: Vocabulary, tmp_path:
     assert Vocabulary.load(vocab.save(tmp_path)).general_words == vocab.general_words
 
 
+def test_noun_bases_undo_the_dative_plural_and_the_genitive() -> None:
+    assert noun_bases("kindern") == ["kinder"] and noun_bases("mausen") == ["mause"]
+    assert noun_bases("arztes") == ["arzt"] and noun_bases("wassers") == ["wasser"]
+    assert noun_bases("organe") == [] and noun_bases("herz") == [] and noun_bases("die herzen") == []
+
+
 def test_a_lower_case_word_in_german_text_is_no_noun(vocab: Vocabulary) -> None:
     ner = GazetteerNER(vocab)
     assert [m.mesh_id for m in ner.find("Die Tragen stehen bereit.", "de")] == [STRETCHERS]
@@ -196,6 +203,6 @@ def test_the_debian_dictionary_gives_german_names(full_vocab: Vocabulary) -> Non
     assert found.get("Lungenentzündung") == "Pneumonia" and found.get("Milz") == "Spleen"
     assert vocab.manifest["general_join"]["terms"] > 3000
     linker = Linker(vocab)
-    for word, name in (("Harnstoff", "Urea"), ("Ratten", "Rats")):
+    for word, name in (("Harnstoff", "Urea"), ("Ratten", "Rats"), ("Mäusen", "Mice")):  # Mäusen: dative plural
         hit = linker.link(word, "de")
         assert (vocab.entities[hit.mesh_id].name, hit.method) == (name, "general")
