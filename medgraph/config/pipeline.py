@@ -182,6 +182,7 @@ class NerConfig(_Model):
     min_term_chars: int = 3
     min_term_chars_zh: int = 2
     plural_variants: bool = True  # also match the plural/singular of each term's last word
+    british_spellings: bool = True  # also match British spellings (haemorrhage, oesophagus, tumour)
     # second stage: German / Chinese spans the gazetteer cannot see, kept when the linker's compose
     # step links them (medgraph/link/extractor.py)
     compose_candidates: bool = True

@@ -41,7 +41,7 @@ _TYPE_CATEGORIES = {"chemical": {cat.DRUG}, "drug": {cat.DRUG}}
 _DISEASE_TYPES = {"disease", "specificdisease", "diseaseclass", "modifier", "compositemention"}
 
 BASELINE_LINKING = LinkingConfig(tfidf=False, abbreviations=False, normalise=False, composites=False)
-BASELINE_NER = NerConfig(plural_variants=False)
+BASELINE_NER = NerConfig(plural_variants=False, british_spellings=False)
 
 
 def annotated_categories(docs: list[PubtatorDoc]) -> set[str]:

@@ -2,8 +2,8 @@
 
 Input: a ``Vocabulary`` and ``NerConfig``; then ``find(text, language)`` per chunk.
 Output: ``Mention`` records with offsets into the ORIGINAL text, the matched surface, and the
-MeSH ID, category, method (``exact``, or ``normalised`` for a generated plural/singular variant)
-and score the dictionary match determines.
+MeSH ID, category, method (``exact``, or ``normalised`` for a generated plural/singular variant or
+British spelling) and score the dictionary match determines.
 
 Matching: every surface form is folded (``match_key``) and stored once in an automaton; Latin
 keys are padded with spaces, so with the scan text from ``fold_for_scan`` they only match on word
@@ -12,6 +12,12 @@ longest-leftmost non-overlapping set. Precision guards: short all-caps acronyms 
 ``AIDS``) match case-sensitively only; a stop list drops common words that happen to be MeSH
 terms (``lead``, ``men``, ``cat`` ...); keys shorter than ``min_term_chars`` (CJK:
 ``min_term_chars_zh``) are not indexed.
+
+British spellings (``british_spellings``, on by default): MeSH spells the American way, so every
+English key also gets its British spelling (``keys.british_spelling``: ``haemorrhage``,
+``oesophageal``, ``anaemia``, ``hospitalisation``, ``tumour``, ``sulphonamides``) where no key has
+that spelling already; ``keys.norm_key`` folds both spellings to one key, so the linker reads them for
+given spans too.
 
 German keys (``german_keys``, on by default; matched only when ``language="de"``, method
 ``normalised``; their automaton is built on the first German text, so a process that never sees
@@ -54,7 +60,7 @@ import ahocorasick
 
 from medgraph.config.models import NerConfig
 from medgraph.schemas import Mention
-from medgraph.text.keys import fold_for_scan, is_cjk, match_key, plural, singular
+from medgraph.text.keys import british_spelling, fold_for_scan, is_cjk, match_key, plural, singular
 from medgraph.text.stopwords import STOP_DE, STOP_EN
 
 if TYPE_CHECKING:
@@ -148,6 +154,7 @@ class GazetteerNER:
         self.chinese_words = self.cfg.chinese_words is True
         keys = self._collect()
         self._add_variants(keys)
+        self._add_british(keys)
         self._keys, self._automaton = self._compile(keys)
         # German / Chinese text: the same keys plus the German forms / Chinese dictionary words, built
         # on the first text in that language (most processes never see one, and the German forms
@@ -182,6 +189,18 @@ class GazetteerNER:
             variant = f"{head} {other}".strip()
             if variant not in keys and len(variant) >= self.cfg.min_term_chars:
                 keys[variant] = _Key(variant, entry.ids, variant=True, any_case=True)
+
+    def _add_british(self, keys: dict[str, _Key]) -> None:
+        """The British spelling of every English key (``keys.british_spelling``: haemorrhage,
+        oesophagus, anaemia, hospitalisation, tumour), where no key has that spelling already."""
+        if not self.cfg.british_spellings:
+            return
+        for key, entry in list(keys.items()):
+            if not entry.any_case or not key.isascii():
+                continue
+            british = british_spelling(key)
+            if british != key and british not in keys:
+                keys[british] = _Key(british, entry.ids, variant=True, any_case=True)
 
     def _add_german(self, keys: dict[str, _Key]) -> None:
         """German-only keys: inflected German names, German spellings of English names, and the

@@ -45,7 +45,7 @@ RANK_MINED = 2
 # or everyday German words (Operation, Station, Port, Gang), so they are kept out of the indices
 # every language shares and are matched and linked in German text only, through ``german_index``
 RANK_DICTIONARY = 3
-FORMAT_VERSION = 10  # bump when keys, indices or the pickle layout change (10: Ding words without articles)
+FORMAT_VERSION = 11  # bump when keys, indices or the pickle layout change (11: British spellings in norm_key)
 
 # (surface, lang, mesh_id, rank, mined count)
 Term = tuple[str, str, str, int, int]

@@ -33,13 +33,66 @@ _FUNCTION_WORDS = frozenset(
     {"of", "the", "in", "and", "or", "with", "to", "by", "for", "a", "an", "nos", "due"}
 )
 _SPELLING = (
-    (re.compile(r"our(s?)\b"), r"or\1"),
+    (re.compile(r"our(s|ed|al)?\b"), r"or\1"),
     (re.compile(r"haem"), "hem"),
     (re.compile(r"aem"), "em"),
     (re.compile(r"\boe"), "e"),
     (re.compile(r"paed"), "ped"),
-    (re.compile(r"yse\b"), "yze"),
+    (re.compile(r"ys(e|ed|ing)\b"), r"yz\1"),  # analyse(d) (not -yses: the plural of -ysis)
+    (re.compile(r"isation"), "ization"),  # hospitalisation, immunisation
+    (re.compile(r"is(ed|ing)\b"), r"iz\1"),  # randomised, sensitising
+    (re.compile(r"oea"), "ea"),  # diarrhoea, dyspnoea, apnoea
+    (re.compile(r"\bae"), "e"),  # aetiology
+    (re.compile(r"(an|par)aes"), r"\1es"),  # anaesthesia, paraesthesia
+    (re.compile(r"(?<=f)aec|(?<=gyn)aec|(?<=c)aes(?=ar)"), lambda m: m.group()[1:]),  # faeces, gynaecology, caesarean
+    (re.compile(r"coel"), "cel"),  # coeliac
+    (re.compile(r"foet"), "fet"),  # foetal
+    (re.compile(r"sulph"), "sulf"),  # sulphate, sulphonamides
+    (re.compile(r"aluminium"), "aluminum"),
+    (re.compile(r"(?<=[a-z][bt])re(s?)\b"), r"er\1"),  # fibre, centre, litre
+    (re.compile(r"\bageing\b"), "aging"),
+    (re.compile(r"\bgrey\b"), "gray"),
+    (re.compile(r"\bmould"), "mold"),
 )
+
+# American → British spellings of one word (``match_key`` spelling), for the gazetteer's British keys
+# (``british_spelling``); ``_SPELLING`` above folds both to one key for the linker.
+_BRITISH = (
+    (re.compile(r"^hem(?!i|p)"), "haem"),  # hemorrhage, hematoma (not hemisphere, hemiplegia)
+    (re.compile(r"(?<=[b-z])em(ia|ias|ic)$"), r"aem\1"),  # anemia, leukemia, hypoglycemic (not -aemia)
+    (re.compile(r"^(edema|esophag|estr)"), r"o\1"),  # edema, esophagus, estrogen
+    (re.compile(r"^fet(us|al|uses)$"), r"foet\1"),
+    (re.compile(r"^celiac$"), "coeliac"),
+    (re.compile(r"^ped(iatr|ophil)"), r"paed\1"),  # pediatrics
+    (re.compile(r"^orthoped"), "orthopaed"),
+    (re.compile(r"(an|par)esthe"), r"\1aesthe"),  # anesthesia, paresthesia
+    (re.compile(r"^fec(es|al)$"), r"faec\1"),
+    (re.compile(r"gynec"), "gynaec"),
+    (re.compile(r"^cesarean$"), "caesarean"),
+    (re.compile(r"sulf"), "sulph"),  # sulfate, sulfonamides
+    (re.compile(r"^aluminum$"), "aluminium"),
+    (re.compile(r"(?<=[a-z]{4})iz(e|ed|es|ing|ation|ations)$"), r"is\1"),  # hospitalization
+    (re.compile(r"yz(e|ed|ing)$"), r"ys\1"),  # analyze, dialyzed
+    (re.compile(r"(rrh|pn)ea$"), r"\1oea"),  # diarrhea, dyspnea
+    (re.compile(r"^(fib|cent|lit|met|theat)er(s?)$"), r"\1re\2"),  # fiber, centers
+    (re.compile(r"^(tum|col|behavi|lab|od|hum|vap|flav)or(s|ed|al)?$"), r"\1our\2"),  # tumor, behavioral
+    (re.compile(r"^aging$"), "ageing"),
+    (re.compile(r"^gray$"), "grey"),
+    (re.compile(r"^mold(s|y)?$"), r"mould\1"),
+)
+
+
+def british_spelling(key: str) -> str:
+    """The British spelling of an ASCII ``match_key`` (``hemorrhagic stroke`` → ``haemorrhagic
+    stroke``, ``hospitalization`` → ``hospitalisation``); ``key`` itself when no rule applies."""
+    if not key.isascii():
+        return key
+    words = key.split()
+    for i, word in enumerate(words):
+        for pattern, repl in _BRITISH:
+            word = pattern.sub(repl, word)
+        words[i] = word
+    return " ".join(words)
 
 
 def is_cjk(ch: str) -> bool:

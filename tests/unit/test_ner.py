@@ -9,9 +9,10 @@ import pytest
 from medgraph.config.models import NerConfig, VocabularyConfig, VocabularySource
 from medgraph.extract.ner import GazetteerNER
 from medgraph.ontology.build import build_vocabulary
-from medgraph.text.keys import fold, fold_for_scan, match_key, norm_key
+from medgraph.text.keys import british_spelling, fold, fold_for_scan, match_key, norm_key
 
 XML = Path(__file__).resolve().parents[1] / "fixtures" / "mesh" / "desc_fixture.xml"
+LEUKEMIA = "D054198"  # Precursor Cell Lymphoblastic Leukemia-Lymphoma in the fixture
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +91,29 @@ def test_stop_words_and_plural_variants(ner: GazetteerNER) -> None:
     assert [(m.surface, m.method, m.mesh_id) for m in mentions] == [
         ("heart attacks", "normalised", "D009203")
     ]
+
+
+def test_british_spellings_share_the_american_norm_key() -> None:
+    pairs = [
+        ("hemorrhage", "haemorrhage"), ("esophageal neoplasms", "oesophageal neoplasms"), ("anemia", "anaemia"),
+        ("hypoglycemic agents", "hypoglycaemic agents"), ("hospitalization", "hospitalisation"),
+        ("randomized controlled trial", "randomised controlled trial"), ("tumor suppressor genes", "tumour suppressor genes"),
+        ("sulfonamides", "sulphonamides"), ("dietary fiber", "dietary fibre"), ("behavioral symptoms", "behavioural symptoms"),
+        ("paresthesia", "paraesthesia"), ("diarrhea", "diarrhoea"), ("celiac disease", "coeliac disease"),
+        ("fetal death", "foetal death"), ("pediatrics", "paediatrics"), ("gray matter", "grey matter"),
+    ]
+    for american, british in pairs:
+        assert british_spelling(american) == british
+        assert norm_key(american) == norm_key(british)
+    for word in ("hemiplegia", "pedigree", "colorectal neoplasms", "septicaemia", "chemical"):
+        assert british_spelling(word) == word  # hemi- (half), ped- (foot), colo-, already British
+    assert norm_key("analysed") == norm_key("analyzed") != norm_key("analyses")  # -yses: the plural of -ysis
+
+
+def test_british_spellings_in_text(ner: GazetteerNER) -> None:
+    text = "Precursor cell lymphoblastic leukaemia-lymphoma was diagnosed."
+    assert _found(ner, text) == [("Precursor cell lymphoblastic leukaemia-lymphoma", LEUKEMIA)]
+    assert _found(GazetteerNER(ner.vocab, NerConfig(british_spellings=False)), text) == []
 
 
 def test_traditional_chinese_text_finds_simplified_names(ner: GazetteerNER) -> None:
