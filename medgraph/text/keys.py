@@ -82,17 +82,20 @@ _BRITISH = (
 )
 
 
+@lru_cache(maxsize=1 << 17)
+def _british_word(word: str) -> str:
+    for pattern, repl in _BRITISH:
+        word = pattern.sub(repl, word)
+    return word
+
+
 def british_spelling(key: str) -> str:
     """The British spelling of an ASCII ``match_key`` (``hemorrhagic stroke`` → ``haemorrhagic
-    stroke``, ``hospitalization`` → ``hospitalisation``); ``key`` itself when no rule applies."""
+    stroke``, ``hospitalization`` → ``hospitalisation``); ``key`` itself when no rule applies. Per
+    word, cached: the gazetteer asks for every English key, and their words repeat."""
     if not key.isascii():
         return key
-    words = key.split()
-    for i, word in enumerate(words):
-        for pattern, repl in _BRITISH:
-            word = pattern.sub(repl, word)
-        words[i] = word
-    return " ".join(words)
+    return " ".join(_british_word(word) for word in key.split())
 
 
 def is_cjk(ch: str) -> bool:
