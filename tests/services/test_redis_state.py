@@ -278,9 +278,17 @@ async def _wait_for(cond: Any, timeout: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
+def _run(main: Any, timeout_s: float = 120.0) -> None:
+    """``asyncio.run(main())``, failing after ``timeout_s`` instead of waiting on a slot forever."""
+    asyncio.run(asyncio.wait_for(main(), timeout_s))
+
+
 def test_gate_fifo_positions_full_and_cancel(redis_url: str, prefix: str) -> None:
     async def main() -> None:
-        a, b = _gate(redis_url, prefix, 1, 3), _gate(redis_url, prefix, 1, 3)  # two "replicas"
+        # two "replicas". Waiters stay in the line for a minute without a heartbeat: with the default
+        # 5 s, an event loop stalled that long (a loaded CI machine) dropped a waiter, the line was
+        # no longer full, and the GateFull probe below queued behind the holder for good.
+        a, b = (_gate(redis_url, prefix, 1, 3, waiter_ttl_s=60.0) for _ in range(2))
         order: list[str] = []
         positions: dict[str, int] = {}
         release = asyncio.Event()
@@ -301,9 +309,8 @@ def test_gate_fifo_positions_full_and_cancel(redis_url: str, prefix: str) -> Non
             await _wait_for(lambda name=name: name in positions)
         assert positions == {"w1": 1, "w2": 2, "w3": 3}
         assert a.active == 1 and b.queued == 3
-        with pytest.raises(GateFull):
-            async with b.slot():
-                pass
+        with pytest.raises(GateFull):  # not queued: a wait here would be a TimeoutError
+            await asyncio.wait_for(b.acquire(), 10.0)
         tasks[2].cancel()  # w2 leaves the line
         await asyncio.gather(tasks[2], return_exceptions=True)
         await _wait_for(lambda: a.queued == 2)
@@ -314,7 +321,7 @@ def test_gate_fifo_positions_full_and_cancel(redis_url: str, prefix: str) -> Non
         await a.aclose()
         await b.aclose()
 
-    asyncio.run(main())
+    _run(main)
 
 
 def test_gate_lease_expiry_frees_a_dead_holders_slot(redis_url: str, prefix: str) -> None:
@@ -336,7 +343,7 @@ def test_gate_lease_expiry_frees_a_dead_holders_slot(redis_url: str, prefix: str
         await dead.aclose()
         await live.aclose()
 
-    asyncio.run(main())
+    _run(main)
 
 
 def test_gate_lost_ticket_requeues(redis_url: str, prefix: str) -> None:
@@ -353,7 +360,7 @@ def test_gate_lost_ticket_requeues(redis_url: str, prefix: str) -> None:
         await gate.release(ticket)
         await gate.aclose()
 
-    asyncio.run(main())
+    _run(main)
 
 
 # --- query-analysis cache -----------------------------------------------------------------------
