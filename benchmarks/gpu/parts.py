@@ -10,12 +10,15 @@ prerequisites are met, see ``prereqs.py``).
 - ``embed_bge_m3``, ``embed_sapbert``: the corpus embedders (``medgraph/embed/bge_m3.py``,
   ``medgraph/embed/encoder.py``) on CUDA, texts/s after a warm-up (``benchmarks/embedders.bench``).
 - ``rerank``: ``CrossEncoderReranker`` on CUDA, (question, passage) pairs/s.
+- ``ner_models``: the cascade's model passes alone (``TokenClassifierNER``, ``GlinerNER``) on
+  CUDA, texts/s and characters/s over English, German and Chinese demo texts.
 
 The throughput parts take ``device`` (default ``cuda``) so the tests run them on CPU with tiny
 random models (tests/unit/test_gpu_benchmark.py); ``run.py`` always passes CUDA.
 
 Texts: the repository's PubMedQA demo abstracts (``data/demo/pubmedqa_demo.json``, 150 items),
-repeated to ``n``; SapBERT gets short entity-like phrases cut from them (it embeds names).
+repeated to ``n``; SapBERT gets short entity-like phrases cut from them (it embeds names);
+``ner_models`` also the German and Chinese demo records.
 """
 
 from __future__ import annotations
@@ -54,6 +57,24 @@ def phrases(n: int) -> list[str]:
         out.append(" ".join(words[i % len(words) : i % len(words) + size]) or "diabetes")
         i += 3
     return out
+
+
+def demo_texts(n: int) -> list[tuple[str, str]]:
+    """(text, language) of the demo corpus, English, German and Chinese interleaved, repeated to
+    ``n``: the abstracts, the German abstracts' sections joined, the Chinese question + answer."""
+    folder = DEMO.parent
+    german = [
+        " ".join(s["text"] for s in json.loads(line)["sections"])
+        for line in (folder / "pubmedqa_de_demo.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    chinese = [
+        f"{row['instruction']} {row['output']}"
+        for row in map(json.loads, (folder / "huatuo_zh_demo.jsonl").read_text(encoding="utf-8").splitlines())
+    ]
+    groups = [[(t, "en") for t in abstracts(150)], [(t, "de") for t in german], [(t, "zh") for t in chinese]]
+    mixed = [g[i] for i in range(max(map(len, groups))) for g in groups if i < len(g)]
+    return [mixed[i % len(mixed)] for i in range(n)]
 
 
 def evidence(k: int = 3, chars: int = 500) -> list[Any]:
@@ -212,7 +233,7 @@ def vllm_tier(
         ray.shutdown()
 
 
-def ner(models: Path, timeout_s: float = 1800) -> dict[str, Any]:
+def ner(models: Path, timeout_s: float = 1800, device: str = "cuda") -> dict[str, Any]:
     cmd = [
         sys.executable,
         "-m",
@@ -220,7 +241,7 @@ def ner(models: Path, timeout_s: float = 1800) -> dict[str, Any]:
         "--gliner",
         str(models / "gliner"),
         "--device",
-        "cuda",
+        device,
     ]
     for lang in ("en", "de", "zh"):
         if (models / f"ner-{lang}").is_dir():
@@ -245,6 +266,62 @@ def ner(models: Path, timeout_s: float = 1800) -> dict[str, Any]:
             f"benchmarks.ner_cascade printed no JSON object ({exc}): {out.stdout[-500:]}"
         ) from exc
     return {"command": cmd, "result": result}
+
+
+def ner_models(
+    models: Path, n: int = 600, batch_size: int = 16, device: str = "cuda", threshold: float = 0.5
+) -> dict[str, Any]:
+    """The cascade's model passes alone (no gazetteer, no vocabulary): the token-classification
+    models (``ner-en`` / ``ner-de`` / ``ner-zh``, each on its language's texts) and GLiNER (on the
+    English and German texts, ``ner.gliner_languages``' default), texts/s after a warm-up batch."""
+    from medgraph.config.pipeline import DEFAULT_GLINER_LABELS
+    from medgraph.extract.gliner_ner import GlinerNER
+    from medgraph.extract.token_ner import TokenClassifierNER
+
+    items = demo_texts(n)
+    out: dict[str, Any] = {
+        "texts": n,
+        "chars": sum(len(t) for t, _ in items),
+        "languages": {lang: sum(1 for _, x in items if x == lang) for lang in ("en", "de", "zh")},
+        "batch_size": batch_size,
+    }
+    token_dirs = {lang: str(models / f"ner-{lang}") for lang in ("en", "de", "zh") if (models / f"ner-{lang}").is_dir()}
+    if token_dirs:
+        start = time.perf_counter()
+        token = TokenClassifierNER(token_dirs, batch_size=batch_size, device=device)
+        load_s = time.perf_counter() - start
+        rows = [(t, lang) for t, lang in items if lang in token_dirs]
+        out["token"] = {"models": token_dirs, "load_s": round(load_s, 2), **_spans_per_s(
+            lambda texts, langs: token.predict(texts, langs), rows, batch_size * 4)}
+    start = time.perf_counter()
+    gliner = GlinerNER(
+        str(models / "gliner"), list(DEFAULT_GLINER_LABELS), threshold, batch_size=batch_size, device=device
+    )
+    load_s = time.perf_counter() - start
+    rows = [(t, lang) for t, lang in items if lang in ("en", "de")]
+    out["gliner"] = {"labels": len(DEFAULT_GLINER_LABELS), "threshold": threshold, "load_s": round(load_s, 2), **_spans_per_s(
+        lambda texts, _langs: gliner.predict(texts), rows, batch_size * 4)}
+    out["cuda_peak_allocated_mib"] = _cuda_peak_mib(device)
+    return out
+
+
+def _spans_per_s(predict: Any, rows: list[tuple[str, str]], call_size: int) -> dict[str, Any]:
+    """Texts/s and chars/s of ``predict(texts, languages)`` called ``call_size`` texts at a time
+    (the Extract stage's batch), after one warm-up call."""
+    texts, langs = [t for t, _ in rows], [x for _, x in rows]
+    predict(texts[:call_size], langs[:call_size])
+    start = time.perf_counter()
+    spans = 0
+    for i in range(0, len(texts), call_size):
+        spans += sum(len(found) for found in predict(texts[i : i + call_size], langs[i : i + call_size]))
+    wall = time.perf_counter() - start
+    return {
+        "texts": len(texts),
+        "wall_s": round(wall, 2),
+        "texts_per_s": round(len(texts) / wall, 1),
+        "chars_per_s": round(sum(map(len, texts)) / wall),
+        "spans": spans,
+    }
 
 
 def _cuda_peak_mib(device: str) -> float | None:

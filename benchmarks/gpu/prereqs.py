@@ -28,12 +28,13 @@ MODEL_DIRS = {
     "reranker": "a cross-encoder with one relevance logit (e.g. BAAI/bge-reranker-v2-m3)",
 }
 
-PARTS = ("vllm_tier", "ner", "embed_bge_m3", "embed_sapbert", "rerank")
+PARTS = ("vllm_tier", "ner", "ner_models", "embed_bge_m3", "embed_sapbert", "rerank")
 
 # Python modules each part imports (besides torch, which every part needs)
 PART_MODULES = {
     "vllm_tier": ("vllm", "ray"),
     "ner": ("gliner", "transformers"),
+    "ner_models": ("gliner", "transformers"),
     "embed_bge_m3": ("FlagEmbedding", "transformers"),
     "embed_sapbert": ("transformers",),
     "rerank": ("transformers",),
@@ -41,6 +42,7 @@ PART_MODULES = {
 PART_DIRS = {
     "vllm_tier": ("llm",),
     "ner": ("gliner",),  # and at least one of ner-en / ner-de / ner-zh
+    "ner_models": ("gliner",),  # likewise
     "embed_bge_m3": ("bge-m3",),
     "embed_sapbert": ("sapbert-xlmr",),
     "rerank": ("reranker",),
@@ -122,8 +124,11 @@ def _version(module: str) -> str | None:
         return "unknown"
 
 
-def check(models_dir: Path | None, parts: tuple[str, ...] = PARTS) -> dict[str, Any]:
-    """The environment and, per part, whether it can run and what is missing."""
+def check(
+    models_dir: Path | None, parts: tuple[str, ...] = PARTS, gpu_parts: tuple[str, ...] = PARTS
+) -> dict[str, Any]:
+    """The environment and, per part, whether it can run and what is missing (an NVIDIA GPU and
+    CUDA only for ``gpu_parts``: the others run on the CPU)."""
     gpus, gpu_missing = nvidia_smi()
     cuda, cuda_missing = torch_cuda()
     env = {
@@ -133,7 +138,8 @@ def check(models_dir: Path | None, parts: tuple[str, ...] = PARTS) -> dict[str, 
         "ray": _version("ray"),
         "models_dir": str(models_dir) if models_dir else None,
     }
-    common = [m for m in (gpu_missing, cuda_missing) if m]
+    common = [cuda_missing] if cuda_missing and cuda.get("torch") is None else []  # every part needs torch
+    gpu = [m for m in (gpu_missing, cuda_missing) if m and m not in common]
     if models_dir is None:
         common.append(
             "no model folder: set MEDGRAPH_MODELS (or --models) to a folder with "
@@ -143,7 +149,7 @@ def check(models_dir: Path | None, parts: tuple[str, ...] = PARTS) -> dict[str, 
         common.append(f"model folder {models_dir} does not exist")
     out: dict[str, Any] = {}
     for part in parts:
-        missing = list(common)
+        missing = (gpu if part in gpu_parts else []) + common
         for mod in PART_MODULES[part]:
             if not _has_module(mod):
                 hint = (
@@ -156,7 +162,7 @@ def check(models_dir: Path | None, parts: tuple[str, ...] = PARTS) -> dict[str, 
             for d in PART_DIRS[part]:
                 if not _model_dir_ok(models_dir / d):
                     missing.append(f"{models_dir / d}/ is missing or empty: {MODEL_DIRS[d]}")
-            if part == "ner" and not any(_model_dir_ok(models_dir / d) for d in NER_TOKEN_DIRS):
+            if part in ("ner", "ner_models") and not any(_model_dir_ok(models_dir / d) for d in NER_TOKEN_DIRS):
                 missing.append(
                     f"none of {models_dir}/ner-en/, ner-de/, ner-zh/ is there: "
                     "the cascade needs at least one token-classification model"

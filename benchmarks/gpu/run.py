@@ -4,8 +4,10 @@ Checks the prerequisites first (an NVIDIA GPU through nvidia-smi and torch.cuda,
 vLLM tier, each weight folder under ``MEDGRAPH_MODELS``), then runs every requested part whose
 prerequisites are met; the others are reported as ``"skipped"`` with what is missing. Parts:
 vllm_tier (wake / sleep latency and GPU memory freed by a sleep, through the real tier gate on
-Ray Serve), ner (``python -m benchmarks.ner_cascade``, embedded), embed_bge_m3, embed_sapbert,
-rerank (throughput on CUDA). See docs/benchmarks.md, "GPU runs".
+Ray Serve), ner (``python -m benchmarks.ner_cascade``, embedded), ner_models (the GLiNER and token
+passes alone), embed_bge_m3, embed_sapbert, rerank (throughput on CUDA). See docs/benchmarks.md,
+"GPU runs". Without weights, ``--random-weights DIR`` measures the same code on random-weight
+folders of the same architectures (``architectures.py``): speed, not quality.
 
 Exit status: 0 every requested part ran; 1 a part failed while running; 2 nothing failed, but a
 part was skipped for missing prerequisites (``--check`` reports only, with the same statuses).
@@ -13,6 +15,7 @@ part was skipped for missing prerequisites (``--check`` reports only, with the s
     MEDGRAPH_MODELS=/data/models benchmarks/gpu/run.sh
     MEDGRAPH_MODELS=/data/models benchmarks/gpu/run.sh --parts vllm_tier --cycles 5
     benchmarks/gpu/run.sh --check
+    benchmarks/gpu/run.sh --random-weights /tmp/arch --parts ner_models embed_sapbert rerank
 """
 
 from __future__ import annotations
@@ -48,6 +51,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--parts", nargs="+", choices=PARTS, default=list(PARTS), help="parts to run (default: all)"
     )
+    parser.add_argument(
+        "--random-weights",
+        type=Path,
+        metavar="DIR",
+        help="no weights at hand: build random-weight folders with the real models' architectures in "
+        "DIR (benchmarks/gpu/architectures.py) and measure throughput on them (not quality); "
+        "the vllm_tier part still needs a real llm/ folder",
+    )
+    parser.add_argument(
+        "--gliner-threshold", type=float, default=0.5, help="ner_models: GLiNER's span threshold (ner.gliner_threshold)"
+    )
     parser.add_argument("--check", action="store_true", help="check the prerequisites only; run nothing")
     parser.add_argument("--cycles", type=int, default=3, help="vllm_tier: sleep / wake cycles")
     parser.add_argument(
@@ -65,6 +79,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--n", type=int, default=None, help="texts / pairs per throughput part (default: per part)"
     )
+    parser.add_argument(
+        "--device",
+        choices=("cuda", "cpu"),
+        default="cuda",
+        help="where the throughput parts run (cpu: the same parts on this machine's CPU, a baseline "
+        "for the GPU figures; vllm_tier always needs a GPU)",
+    )
     return parser.parse_args(argv)
 
 
@@ -72,7 +93,7 @@ def _run_part(part: str, args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.gpu import parts
 
     models: Path = args.models
-    sized = {"n": args.n} if args.n else {}
+    sized: dict[str, Any] = {"device": args.device, **({"n": args.n} if args.n else {})}
     if part == "vllm_tier":
         return parts.vllm_tier(
             models,
@@ -83,7 +104,9 @@ def _run_part(part: str, args: argparse.Namespace) -> dict[str, Any]:
             tensor_parallel_size=args.tensor_parallel_size,
         )
     if part == "ner":
-        return parts.ner(models)
+        return parts.ner(models, device=args.device)
+    if part == "ner_models":
+        return parts.ner_models(models, threshold=args.gliner_threshold, **sized)
     if part == "embed_bge_m3":
         return parts.embed_bge_m3(models, **sized)
     if part == "embed_sapbert":
@@ -93,15 +116,36 @@ def _run_part(part: str, args: argparse.Namespace) -> dict[str, Any]:
     raise ValueError(f"unknown part {part!r}")
 
 
+def _random_weights(args: argparse.Namespace) -> dict[str, Any]:
+    """Build the random-weight folders the requested parts read (skipping vllm_tier's llm/)."""
+    from benchmarks.gpu.architectures import ARCHITECTURES, build
+    from benchmarks.gpu.prereqs import NER_TOKEN_DIRS, PART_DIRS
+
+    wanted = {d for p in args.parts for d in PART_DIRS[p] if d in ARCHITECTURES}
+    if {"ner", "ner_models"} & set(args.parts):
+        wanted |= {d for d in NER_TOKEN_DIRS if d in ARCHITECTURES}
+    start = time.perf_counter()
+    built = build(args.random_weights, sorted(wanted))
+    args.models = args.random_weights
+    return {"weights": "random: the real architectures, for throughput only (not quality)",
+            "architectures": built, "build_s": round(time.perf_counter() - start, 1)}
+
+
 def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     report: dict[str, Any] = {
         "benchmark": "medgraph-gpu",
         "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
         "python": platform.python_version(),
-        **check(args.models, tuple(args.parts)),
-        "parts": {},
+        "weights": "from the model folder",
     }
+    if args.random_weights is not None:
+        report.update(_random_weights(args))
+    report.update({
+        "device": args.device,
+        **check(args.models, tuple(args.parts), gpu_parts=PARTS if args.device == "cuda" else ("vllm_tier",)),
+        "parts": {},
+    })
     for part in args.parts:
         pre = report["prerequisites"][part]
         if not pre["ok"]:
@@ -126,7 +170,7 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
                 "traceback": traceback.format_exc()[-3000:],
             }
     statuses = [p["status"] for p in report["parts"].values()]
-    report["measured_on_gpu"] = "ok" in statuses
+    report["measured_on_gpu"] = "ok" in statuses and args.device == "cuda"
     code = 1 if "failed" in statuses else 2 if "skipped" in statuses else 0
     report["exit_status"] = code
     return report, code

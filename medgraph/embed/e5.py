@@ -283,6 +283,13 @@ class E5Embedder(BaseEmbedder):
         return tok
 
     # --------------------------------------------------------------- tokenising
+    def xlmr_tokenizer(self) -> Any:
+        """A copy of the XLM-R unigram tokenizer (``tokenizers.Tokenizer``, no special tokens added,
+        without the file's character table): the vocabulary of the XLM-R family of models."""
+        from tokenizers import Tokenizer
+
+        return Tokenizer.from_str(self._tokenizer.to_str())
+
     def token_ids(self, text: str, query: bool = False) -> list[int]:
         """Token ids the model sees for ``text`` (prefix, ``<s>``/``</s>`` included, no windowing)."""
         return [self._bos, *self._content_ids(text, query), self._eos]

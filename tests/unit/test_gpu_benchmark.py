@@ -12,6 +12,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from benchmarks.gpu import prereqs
 from benchmarks.gpu.prereqs import MODEL_DIRS, PARTS, check
 from benchmarks.gpu.run import main
@@ -91,7 +93,7 @@ def test_a_failing_part_is_reported_and_the_others_still_run(monkeypatch, capsys
     monkeypatch.setattr(
         run,
         "check",
-        lambda models, parts: {
+        lambda models, parts, gpu_parts: {
             "environment": {},
             "prerequisites": {p: {"ok": True, "missing": []} for p in parts},
         },
@@ -136,3 +138,71 @@ def test_throughput_parts_run_on_cpu_with_tiny_models(tmp_path: Path):
     transformers.XLMRobertaForSequenceClassification(config).save_pretrained(str(tmp_path / "reranker"))
     rr = parts.rerank(tmp_path, n=24, batch_size=8, per_query=8, device="cpu")
     assert rr["pairs"] == 24 and rr["pairs_per_s"] > 0 and rr["query_s"]["n"] == 3
+
+
+SHRINK = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64}
+
+
+@pytest.fixture(scope="module")
+def random_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every architecture of ``--random-weights``, shrunk (same code paths, tiny sizes)."""
+    require_module("torch")
+    require_module("transformers")
+    require_module("gliner")
+    from benchmarks.gpu.architectures import ARCHITECTURES, build
+
+    root = tmp_path_factory.mktemp("random-weights")
+    built = build(root, sorted(ARCHITECTURES), shrink=SHRINK)
+    assert set(built) == set(ARCHITECTURES) and all(v.endswith("(shrunk)") for v in built.values())
+    return root
+
+
+def test_the_random_weight_folders_use_xlmr_token_ids(random_models: Path):
+    from transformers import AutoConfig, AutoTokenizer
+
+    from medgraph.embed.e5 import E5Embedder
+
+    e5 = E5Embedder(threads=1)
+    text = "Metformin senkt den Blutzucker bei Typ-2-Diabetes; 二甲双胍 lowers HbA1c."
+    for name in ("sapbert-xlmr", "bge-m3", "reranker", "ner-de"):
+        tok = AutoTokenizer.from_pretrained(str(random_models / name))
+        assert tok("passage: " + text)["input_ids"] == e5.token_ids(text)  # the real XLM-R ids
+        assert AutoConfig.from_pretrained(str(random_models / name)).vocab_size == 250002
+    assert AutoConfig.from_pretrained(str(random_models / "ner-en")).id2label[1] == "B-Disease"
+    assert (random_models / "bge-m3" / "sparse_linear.pt").is_file()
+    assert (random_models / "gliner" / "gliner_config.json").is_file()
+    assert AutoConfig.from_pretrained(str(random_models / "gliner" / "backbone")).model_type == "deberta-v2"
+
+
+def test_every_throughput_part_runs_on_the_random_weight_folders(random_models: Path):
+    require_module("FlagEmbedding")
+    from benchmarks.gpu import parts
+
+    ner = parts.ner_models(random_models, n=12, batch_size=4, device="cpu", threshold=0.5)
+    assert ner["languages"] == {"en": 4, "de": 4, "zh": 4}
+    assert ner["token"]["texts"] == 8 and set(ner["token"]["models"]) == {"en", "de"}  # no ner-zh/
+    assert ner["gliner"]["texts"] == 8 and ner["gliner"]["texts_per_s"] > 0
+    assert ner["token"]["spans"] > 0 and ner["gliner"]["spans"] > 0  # random scores: spans galore
+    none = parts.ner_models(random_models, n=6, batch_size=4, device="cpu", threshold=0.999999)
+    assert none["gliner"]["spans"] == 0
+    bge = parts.embed_bge_m3(random_models, n=8, batch_size=4, device="cpu")
+    assert bge["dense_and_sparse"]["texts_per_s"] > 0 and bge["dense_only"]["texts_per_s"] > 0
+    assert parts.rerank(random_models, n=8, batch_size=4, per_query=4, device="cpu")["query_s"]["n"] == 2
+
+
+def test_run_with_random_weights_on_the_cpu_reports_what_it_measured(random_models: Path, capsys):
+    code = main(["--random-weights", str(random_models), "--device", "cpu", "--parts", "embed_sapbert",
+                 "vllm_tier", "--n", "16"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["weights"].startswith("random") and report["device"] == "cpu"
+    assert set(report["architectures"]) == {"sapbert-xlmr"}  # only what the parts read; vllm's llm/ is not built
+    assert report["parts"]["embed_sapbert"]["status"] == "ok" and report["parts"]["embed_sapbert"]["texts"] == 16
+    assert report["parts"]["vllm_tier"]["status"] == "skipped" and "llm/ is missing" in report["parts"]["vllm_tier"]["reason"]
+    assert code == 2 and report["measured_on_gpu"] is False  # a CPU baseline is not a GPU figure
+
+
+def test_cpu_parts_do_not_ask_for_a_gpu(monkeypatch, tmp_path):
+    monkeypatch.setattr(prereqs.shutil, "which", lambda name: None)
+    pre = check(tmp_path, ("rerank", "vllm_tier"), gpu_parts=("vllm_tier",))["prerequisites"]
+    assert not any("nvidia-smi" in m for m in pre["rerank"]["missing"])
+    assert "nvidia-smi not found (no NVIDIA driver on this machine)" in pre["vllm_tier"]["missing"]
