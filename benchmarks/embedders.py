@@ -66,12 +66,15 @@ def bench(
     fn = getattr(embedder, method)
     fn(texts[:2])
     load_s = time.perf_counter() - start
-    if warm_pass:
+
+    def one_pass() -> None:
         for i in range(0, len(texts), batch_size):
             fn(texts[i : i + batch_size])
+
+    if warm_pass:
+        one_pass()
     start = time.perf_counter()
-    for i in range(0, len(texts), batch_size):
-        fn(texts[i : i + batch_size])
+    one_pass()
     wall = time.perf_counter() - start
     return {"load_s": round(load_s, 2), "wall_s": round(wall, 2), "texts_per_s": round(len(texts) / wall, 2)}
 

@@ -178,7 +178,6 @@ def main() -> int:
     ap.add_argument("root", type=Path, help="folder to write DIR/xlmr-tokenizer (and DIR/NAME) into")
     ap.add_argument("--models", nargs="*", default=[], choices=sorted(ARCHITECTURES))
     args = ap.parse_args()
-    _tokenizer(args.root)
     print(json.dumps(build(args.root, args.models)))
     return 0
 
