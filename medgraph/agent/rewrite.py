@@ -101,7 +101,10 @@ RULES: dict[str, LanguageRules] = {
                    r"of|to|compared|versus|vs|be|is|are)\b)[a-z][\w-]*){0,2})",
         pronouns={r"\bit\b": "{e}"},
         expletive=r"\bit\s+(?:\w+\s+){0,3}?(?:that|if|whether|like)\b|\bit\s+(?:\w+\s+){0,3}?to\s+\w+\s+"
-                  r"(?!(?:in|for|with|during|on|at|while|when|if|after|before|together|daily|again|long)\b)\w+",
+                  r"(?!(?:in|for|with|during|on|at|while|when|if|after|before|together|daily|again|long)\b)\w+"
+                  # a diagnostic question: "Is it Crohn's disease?", "Could it be a thyroid disorder?"
+                  r"|\b(?:is|could|might|can)\s+it\s+(?:be\s+)?(?:an?\s+)?[\w'-]+(?:\s+[\w'-]+){0,3}?\s+"
+                  r"(?:disease|syndrome|disorder|infection|cancer|tumou?r|fever|deficiency|allergy)\b",
         ellipsis_lead=r"^(?:and\s+)?(?:what|how)\s+about\b|^and\b|^but\b",
         ellipsis_tail=r"$^",  # English ellipsis has no closing particle
         prepositions=r"^(?:in|for|during|with|without|after|before|among|under|at|on)\b",
@@ -122,7 +125,11 @@ RULES: dict[str, LanguageRules] = {
         possessive=r"\b(?P<det>seine|ihre|seiner|ihrer|seinen|ihren|seinem|ihrem|sein)\s+(?P<noun>[a-zäöüß][\w-]*)",
         pronouns={r"\bes\b": "{e}", r"\bdavon\b": "von {e}", r"\bdamit\b": "mit {e}", r"\bdagegen\b": "gegen {e}",
                   r"\bdafür\b": "für {e}"},
-        expletive=r"\bgibt es\b|\bes gibt\b|\bgeht es\b|\bes geht\b|\bes\b[^?]*\b(?:dass|ob|wenn)\b|\bes\b[^?]*,[^?]*(?:\bzu\b|\b\w+zu\w+en\b)",  # "..., X zu tun" / "..., einzubeziehen"
+        expletive=r"\bgibt es\b|\bes gibt\b|\bgeht es\b|\bes geht\b|\bes\b[^?]*\b(?:dass|ob|wenn)\b"
+                  r"|\bes\b[^?]*,[^?]*(?:\bzu\b|\b\w+zu\w+en\b)"  # "..., X zu tun" / "..., einzubeziehen"
+                  # "Kommt es zu ...", "Handelt es sich um ...", "Lohnt es sich": es names nothing
+                  r"|\b(?:kommt|kam|käme|handelt|handelte|lohnt|lohnte|stimmt|liegt|hängt)\s+es\b"
+                  r"|\bdafür\b[^?]*\bdass\b",  # "dafür verantwortlich, dass ...": a correlate of the dass clause
         ellipsis_lead=r"^(?:und|aber)\b(?:\s+(?:was ist|wie ist es|wie sieht es)(?:\s+denn)?(?:\s+mit)?)?"
                       r"|^(?:was ist|wie ist es|wie sieht es)(?:\s+denn)?\s+mit\b|^wie sieht es(?:\s+denn)?\b",
         ellipsis_tail=r"\s+aus$",
