@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "answers": ("medgraph.eval.answers", "end-to-end answers per language: answered / refused, gold citations, ROUGE-L"),
     "tune": ("medgraph.eval.tuning", "one fusion setting chosen on saved dev runs of several corpora"),
     "convert-pubmedqa": ("medgraph.eval.convert", "PubMedQA ori_pqal.json -> retrieval corpus + queries"),
+    "convert-shared": ("medgraph.eval.convert_shared", "German letters + Chinese QA records -> one benchmark corpus"),
 }
 
 
