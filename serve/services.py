@@ -45,7 +45,8 @@ class AnalyzerService:
         # LRU in the replica, in front of Redis when redis.url is set (shared by every analyzer replica)
         cache = make_analysis_cache(cfg, analysis_version(cfg, vocab))
         self.analyzer = QueryAnalyzer(self.extractor, cfg.retrieval.analysis_cache, cfg.retrieval.languages,
-                                      cfg.retrieval.names_per_entity, cache=cache)
+                                      cfg.retrieval.names_per_entity, cache=cache,
+                                      glosses_per_word=cfg.retrieval.glosses_per_word)
         if cfg.linking.compose:  # built here, not on the first German or Chinese question (~2 s)
             self.extractor.linker.composer  # noqa: B018
         if cfg.linking.tfidf:  # the fuzzy name index (explorer lookups), built beside the first requests

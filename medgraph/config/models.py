@@ -50,7 +50,8 @@ class FeedbackConfig(_Model):
     weight: float = Field(default=0.5, gt=0.0)  # weight of the strongest expansion term (query terms: 1)
 
 
-RetrievalPath = Literal["vector", "dense", "sparse", "feedback", "ppr", "translate", "community"]
+RetrievalPath = Literal["vector", "dense", "sparse", "feedback", "ppr", "translate", "translate_dense",
+                        "translate_feedback", "community"]
 
 
 class RetrievalConfig(_Model):
@@ -78,6 +79,11 @@ class RetrievalConfig(_Model):
     # corpus languages other than its own, and each translation gets a sparse search of its own
     languages: tuple[Literal["en", "de", "zh"], ...] = ("en", "de", "zh")
     names_per_entity: int = Field(default=2, ge=1)  # target-language names substituted per entity
+    glosses_per_word: int = Field(default=4, ge=1)  # dictionary glosses of one German / Chinese word
+    # ``translate_dense``: the translations into these languages are also searched by the dense path
+    # (the glossary translates German and Chinese words into English; other translations substitute
+    # entity names only, which the multilingual dense path gains little from)
+    dense_translate: tuple[Literal["en", "de", "zh"], ...] = ("en",)
     analysis_cache: int = Field(default=1024, ge=0)  # questions whose NER + linking is cached
     # per question language, a factor per path multiplied into ``weights`` (``translate`` also scales
     # ``translate:<lang>``); e.g. ``{de: {sparse: 0.3}}``: German questions over an English corpus

@@ -70,6 +70,17 @@ class SparseVector:
         return float(np.dot(self.values[a], other.values[b]))
 
 
+# A question translated word by word (``medgraph.retrieve.translate``): one group per source word or
+# linked entity, each holding its target-language alternatives with their weights
+# (``(("radiotherapy", 0.25), ("radiation therapy", 0.25), ...), ...``).
+GlossGroups = tuple[tuple[tuple[str, float], ...], ...]
+
+
+def glossed_text(groups: GlossGroups) -> str:
+    """Every alternative of every group, as one text (for embedders that take no weights)."""
+    return " ".join(alt for group in groups for alt, _ in group)
+
+
 @runtime_checkable
 class Embedder(Protocol):
     """What the indexer and the retriever need from an embedding backend."""
@@ -89,6 +100,7 @@ class Embedder(Protocol):
     def embed_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]: ...
     def embed_query_dense(self, texts: list[str]) -> FloatArray: ...
     def embed_query_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]: ...
+    def embed_query_glossed(self, groups: list[GlossGroups], languages: Languages = None) -> list[SparseVector]: ...
 
 
 def dense_feature(embedder: Any, cosine: float) -> float:
@@ -169,6 +181,11 @@ class BaseEmbedder:
     def embed_query_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]:
         return self._run_sparse(texts, query=True, languages=languages)
 
+    def embed_query_glossed(self, groups: list[GlossGroups], languages: Languages = None) -> list[SparseVector]:
+        """Sparse query vectors of word-by-word translations; this default embeds all alternatives
+        as one text (no weights). ``LexicalEmbedder`` weighs them."""
+        return self.embed_query_sparse([glossed_text(g) for g in groups], languages)
+
     def _run_dense(self, texts: list[str], query: bool) -> FloatArray:
         if not self.has_dense:
             raise EmbedderError(f"embedder {self.name!r} produces no dense vectors")
@@ -225,3 +242,6 @@ class HybridEmbedder:
 
     def embed_query_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]:
         return self.sparse.embed_query_sparse(texts, languages)
+
+    def embed_query_glossed(self, groups: list[GlossGroups], languages: Languages = None) -> list[SparseVector]:
+        return self.sparse.embed_query_glossed(groups, languages)

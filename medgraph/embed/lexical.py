@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from medgraph.embed.base import BaseEmbedder, SparseVector
+from medgraph.embed.base import BaseEmbedder, GlossGroups, Languages, SparseVector
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
@@ -149,6 +149,29 @@ class LexicalEmbedder(BaseEmbedder):
         if len(langs) != len(texts):
             raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
         return [self._one(text, query, lang) for text, lang in zip(texts, langs, strict=True)]
+
+    def embed_query_glossed(self, groups: list[GlossGroups], languages: Languages = None) -> list[SparseVector]:
+        """Weighted query vectors of word-by-word translations: a term's weight is, summed over the
+        groups, the largest weight of an alternative of that group that has the term. A source word
+        with six glosses thus adds at most its own weight per term, however many glosses share it,
+        and a wrong gloss weighs what one reading of one word weighs, no more."""
+        langs = list(languages) if languages is not None else [None] * len(groups)
+        if len(langs) != len(groups):
+            raise ValueError(f"{len(groups)} translations but {len(langs)} languages")
+        out = []
+        for group_list, lang in zip(groups, langs, strict=True):
+            weights: Counter[int] = Counter()
+            for group in group_list:
+                best: dict[int, float] = {}
+                for alternative, weight in group:
+                    for term in tokenize(alternative, self.use_stem, lang):
+                        index = term_index(term)
+                        best[index] = max(best.get(index, 0.0), weight)
+                weights.update(best)
+            indices = np.fromiter(weights.keys(), dtype=np.int64, count=len(weights))
+            values = np.fromiter(weights.values(), dtype=np.float32, count=len(weights))
+            out.append(SparseVector.from_arrays(indices, values))
+        return out
 
     def _one(self, text: str, query: bool, language: str | None) -> SparseVector:
         terms = tokenize(text, self.use_stem, language)

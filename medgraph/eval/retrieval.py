@@ -65,7 +65,7 @@ from medgraph.retrieve.types import Candidate
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 2  # 2: chunks embedded with their title, Snowball-stemmed lexical terms
-PATHS = ("dense", "sparse", "feedback", "vector", "ppr", "translate")
+PATHS = ("dense", "sparse", "feedback", "vector", "ppr", "translate", "translate_dense", "translate_feedback")
 METHODS = ("bm25", *PATHS, "fused", "reranked")
 BATCH_DOCS = 32
 
@@ -312,7 +312,8 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
     qv = QueryVectors(dense, sparse)
     out: dict[str, tuple[list[str], float]] = {"bm25": (bm25_docs, t_bm25)}
     result, t_fused = _timed(lambda: retriever.retrieve(analysis))
-    query_side = {"dense": t_qd, "sparse": t_qs, "feedback": t_qs, "vector": t_qd + t_qs, "ppr": t_an, "translate": t_an}
+    query_side = {"dense": t_qd, "sparse": t_qs, "feedback": t_qs, "vector": t_qd + t_qs, "ppr": t_an, "translate": t_an,
+                  "translate_dense": t_an, "translate_feedback": t_an}
     for path in PATHS:
         hits = result.per_path.get(path)
         if hits is None:  # a path the fusion does not use (or splits per language): search it on its own
@@ -332,7 +333,8 @@ def query_parts(index: EvalIndex, cfg: MedGraphConfig) -> tuple[Any, Any, Any]:
     from medgraph.retrieve.rerank import make_reranker
     from medgraph.retrieve.retriever import Retriever
 
-    analyzer = QueryAnalyzer(index.extractor, 0, cfg.retrieval.languages, cfg.retrieval.names_per_entity)
+    analyzer = QueryAnalyzer(index.extractor, 0, cfg.retrieval.languages, cfg.retrieval.names_per_entity,
+                             glosses_per_word=cfg.retrieval.glosses_per_word)
     retriever = Retriever(cfg.retrieval, index.graph, index.vectors, index.embedder)
     return analyzer, retriever, make_reranker(cfg.rerank)
 
@@ -368,14 +370,19 @@ def run_split(index: EvalIndex, cfg: MedGraphConfig, bm25: Bm25Baseline,
 
 
 def evaluate(corpus: Path | Sequence[Path], queries_path: Path, cfg: MedGraphConfig,
-             limit: int | None = None) -> dict[str, Any]:
-    """One query set over ``corpus`` with the configured settings."""
+             limit: int | None = None, runs_out: Path | None = None) -> dict[str, Any]:
+    """One query set over ``corpus`` with the configured settings (``runs_out``: its runs saved for
+    ``python -m medgraph.eval tune``, when the set is a dev set)."""
     corpus = [corpus] if isinstance(corpus, Path) else list(corpus)
     queries = read_queries(queries_path, limit)
     bm25, bm25_ms = _timed(lambda: Bm25Baseline(corpus_texts(corpus)))
     index = open_index(corpus, cfg)
     try:
-        result, _ = run_split(index, cfg, bm25, queries)
+        result, runs = run_split(index, cfg, bm25, queries)
+        if runs_out is not None:
+            from medgraph.eval.tuning import save_runs
+
+            save_runs(runs_out, runs, index.chunk_doc, {"corpus": [str(p) for p in corpus], "n_queries": len(queries)})
     finally:
         index.close()
     result["index"]["bm25_build_s"] = round(bm25_ms / 1000, 2)
@@ -457,7 +464,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--test-range", help="FIRST-LAST: only these lines of --test")
     ap.add_argument("--tune", metavar="METRIC", choices=["ndcg@10", "mrr", *(f"recall@{k}" for k in KS)],
                     help="choose fusion weights and rrf_k on dev by this metric, then run test with them")
-    ap.add_argument("--runs-out", type=Path, help="save the dev runs (per-path lists) for `medgraph.eval tune`")
+    ap.add_argument("--runs-out", type=Path, help="save the dev runs (--dev, or --queries when it is a dev set) "
+                    "for `medgraph.eval tune`")
     ap.add_argument("--config", default="configs/local.yaml")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
     ap.add_argument("--limit-queries", type=int, default=None)
@@ -474,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_config(args.config, args.overrides)
     try:
         if args.queries:
-            result = evaluate(args.corpus, args.queries, cfg, args.limit_queries)
+            result = evaluate(args.corpus, args.queries, cfg, args.limit_queries, args.runs_out)
         else:
             dev = read_queries(args.dev, args.limit_queries, parse_range(args.dev_range))
             test = read_queries(args.test, args.limit_queries, parse_range(args.test_range))

@@ -152,6 +152,48 @@ def tune_fusion(sets: Sequence[TuningSet], weights: Mapping[str, float], rrf_k: 
     return TuningResult(metric, {**kept, **current}, k, min_entities, before, best, evaluations, trace)
 
 
+FACTOR_GRID = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
+
+
+def tune_language(sets: Sequence[TuningSet], language: str, weights: Mapping[str, float], rrf_k: int,
+                  factors: Mapping[Any, Mapping[str, float]], limit: int = 40, rounds: int = 3,
+                  ppr_min_entities: int = 1) -> tuple[dict[str, float], float, float, list[dict[str, Any]]]:
+    """Coordinate ascent over the factors of one question language (``retrieval.language_weights``):
+    only that language's dev runs count, the base weights and ``rrf_k`` stay as they are. Returns
+    the chosen factors (every path that ran, 1 where it did not move), the dev score before and
+    after, and the accepted steps."""
+    subsets = [TuningSet(ts.name, [r for r in ts.runs if r.language == language], ts.chunk_doc, ts.metric)
+               for ts in sets]
+    subsets = [ts for ts in subsets if ts.runs]
+    if not subsets:
+        raise ValueError(f"no dev runs in language {language!r}")
+    paths = sorted({p.split(":")[0] for ts in subsets for r in ts.runs for p in r.per_path})
+    own = {p: float((factors.get(language) or {}).get(p, 1.0)) for p in paths}
+
+    def score(f: Mapping[str, float]) -> float:
+        trial = {**factors, language: dict(f)}
+        return float(np.mean([mean_metric(ts.runs, weights, rrf_k, trial, ts.chunk_doc, ts.metric, limit,
+                                          ppr_min_entities) for ts in subsets]))
+
+    before = best = score(own)
+    trace: list[dict[str, Any]] = []
+    for round_no in range(1, rounds + 1):
+        changed = False
+        for path in paths:
+            for value in FACTOR_GRID:
+                if value == own[path]:
+                    continue
+                trial = {**own, path: value}
+                s = score(trial)
+                if s > best + 1e-9:
+                    best, own, changed = s, trial, True
+                    trace.append({"round": round_no, "set": f"language_weights.{language}.{path}", "value": value,
+                                  "dev": round(s, 4)})
+        if not changed:
+            break
+    return own, before, best, trace
+
+
 # --- saved runs: tune one setting over several corpora ------------------------------------------
 
 
@@ -184,6 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", nargs="+", required=True, metavar="FILE:METRIC")
     ap.add_argument("--config", default="configs/local.yaml")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
+    ap.add_argument("--languages", nargs="+", default=[], metavar="LANG",
+                    help="then choose the factors of these question languages (retrieval.language_weights), "
+                         "each on its own dev runs, over the chosen weights; with --fixed-weights only these")
+    ap.add_argument("--fixed-weights", action="store_true",
+                    help="keep the configured weights and rrf_k; choose only the --languages factors")
     args = ap.parse_args(argv)
     cfg = load_config(args.config, args.overrides)
     sets = []
@@ -193,13 +240,28 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--runs takes FILE:METRIC (metric ndcg@10, mrr or recall@1/5/10), got {spec!r}")
         sets.append(load_runs(Path(file), metric))
     r = cfg.retrieval
-    result = tune_fusion(sets, r.weights, r.rrf_k, r.language_weights, r.candidates,
-                         ppr_min_entities=r.ppr_min_entities)
+    if args.fixed_weights:
+        if not args.languages:
+            ap.error("--fixed-weights needs --languages")
+        result = TuningResult("+".join(sorted({ts.metric for ts in sets})), dict(r.weights), r.rrf_k,
+                              r.ppr_min_entities, 0.0, 0.0, 0)
+    else:
+        result = tune_fusion(sets, r.weights, r.rrf_k, r.language_weights, r.candidates,
+                             ppr_min_entities=r.ppr_min_entities)
+    factors: dict[Any, dict[str, float]] = {k: dict(v) for k, v in r.language_weights.items()}
+    languages: dict[str, Any] = {}
+    for language in args.languages:
+        own, before, after, trace = tune_language(sets, language, result.weights, result.rrf_k, factors,
+                                                  r.candidates, ppr_min_entities=result.ppr_min_entities)
+        factors[language] = own
+        languages[language] = {"factors": own, "dev_before": round(before, 4), "dev_after": round(after, 4),
+                               "trace": trace}
     per_set = {ts.name: {"metric": ts.metric, "n_queries": len(ts.runs),
                          "before": round(mean_metric(ts.runs, r.weights, r.rrf_k, r.language_weights, ts.chunk_doc,
                                                      ts.metric, r.candidates, r.ppr_min_entities), 4),
-                         "after": round(mean_metric(ts.runs, result.weights, result.rrf_k, r.language_weights,
+                         "after": round(mean_metric(ts.runs, result.weights, result.rrf_k, factors,
                                                     ts.chunk_doc, ts.metric, r.candidates,
                                                     result.ppr_min_entities), 4)} for ts in sets}
-    print(json.dumps({**result.as_dict(), "sets": per_set}, indent=2))
+    print(json.dumps({**result.as_dict(), "language_weights": factors, "languages": languages, "sets": per_set},
+                     indent=2))
     return 0

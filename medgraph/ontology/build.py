@@ -55,6 +55,8 @@ from medgraph.ontology.categories import category_from_trees
 from medgraph.ontology.cedict import PACKAGE_PATH as CEDICT_PATH
 from medgraph.ontology.cedict import provenance as cedict_provenance
 from medgraph.ontology.ding import provenance as ding_provenance
+from medgraph.ontology.glossary import SOURCES as GLOSSARY_SOURCES
+from medgraph.ontology.glossary import build_glossary
 from medgraph.ontology.sources import Row, read_source, resolve_paths
 from medgraph.ontology.vocabulary import (
     FORMAT_VERSION,
@@ -373,6 +375,10 @@ def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
         **_counts(entities, terms),
     }
     vocab = Vocabulary(entities, terms, manifest, general_words=general_words)
+    vocab._glossary = build_glossary(
+        ((s.kind, f) for s in cfg.sources if s.kind in GLOSSARY_SOURCES for f in resolve_paths(s.path)),
+        entities.values())
+    manifest["glossary"] = vocab._glossary.manifest
     _ = vocab.exact_index, vocab.norm_index, vocab.surface_table
     manifest["german_forms"] = german_forms_summary(vocab)
     manifest["german_abbreviations"] = german_abbreviations_summary(vocab)

@@ -93,3 +93,49 @@ def provenance(path: Path) -> dict[str, str]:
             if line.startswith("#! ") and key.strip() in ("date", "entries"):
                 info[key.strip()] = value.strip()
     return info
+
+
+# --- glosses for query translation (medgraph.ontology.glossary) -------------------------------
+
+_NOT_A_GLOSS = re.compile(
+    r"^(?:CL:|see |see also|variant of|old variant|erhua variant|surname|abbr\.|also written|also pr\.|"
+    r"Taiwan pr\.|used in|\((?:Tw|old|archaic|Cantonese)\b)",
+    re.IGNORECASE,
+)
+_PLACEHOLDER = re.compile(r"\b(?:sb|sth)\b|\bsomething\b|\bsomebody\b|\bone's\b|~|…|\.\.\.")
+
+
+def read_cedict_glosses(fh: IO[str], per_word: int = 6) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """``(simplified word, English glosses)`` for every entry, one character or more: the glossary
+    that translates the words of a Chinese question (``medgraph.ontology.glossary``). Glosses keep
+    their order (the main sense first), asides and placeholders dropped, an infinitive's ``to`` cut
+    (``影响`` → influence, effect, affect); references, measure words and surnames are not glosses.
+    A proper name (capitalised pinyin: 以色列 Israel) keeps its first gloss only; several entries of one
+    simplified word are merged, common words' entries first (``延长`` prolong before the county)."""
+    common: dict[str, list[str]] = {}
+    names: dict[str, list[str]] = {}
+    for line in fh:
+        if line.startswith("#"):
+            continue
+        match = _ENTRY.match(line)
+        if match is None:
+            continue
+        _traditional, simplified, pinyin, glosses = match.groups()
+        if not re.search("[\u4e00-\u9fff]", simplified):
+            continue
+        out: list[str] = []
+        for gloss in glosses.split("/"):
+            if _NOT_A_GLOSS.match(gloss.strip()):
+                continue
+            for alternative in gloss.split(";"):
+                text = " ".join(_PLACEHOLDER.sub(" ", _ASIDE.sub(" ", alternative)).split()).strip(" ,.?!")
+                text = text[3:] if text.startswith("to ") else text
+                if 2 <= len(text) <= 40 and text not in out:
+                    out.append(text)
+        proper = any(c.isupper() for c in pinyin)
+        have = (names if proper else common).setdefault(simplified, [])
+        have.extend(g for g in (out[:1] if proper else out) if g not in have)
+    for word in dict.fromkeys([*common, *names]):  # a common word's senses before a name's (延长: prolong, not a county)
+        glosses = list(dict.fromkeys([*common.get(word, []), *names.get(word, [])]))
+        if glosses:
+            yield word, tuple(glosses[:per_word])

@@ -165,3 +165,47 @@ def read_ding_general(fh: IO[str], labels: frozenset[str] = MEDICAL_LABELS) -> I
             for de, en, headword, k in _pairs(de_alts, en_sense, i == 0):
                 if de in fresh:
                     yield DingPair(de, en, k if headword else _SECONDARY + k)
+
+
+# --- glosses for query translation (medgraph.ontology.glossary) -------------------------------
+
+_REFLEXIVE = re.compile(r"^(?:sich|etw\.|jdn\.|jdm\.|jds\.)\s+")
+_EN_PLACEHOLDER = re.compile(r"\b(?:sth|sb|so)\.|\bsomething\b|\bsomebody\b|\bone's\b|…|\.\.\.")
+
+
+def english_gloss(alternative: str) -> str:
+    """An English alternative as a gloss: markup and placeholders dropped, an infinitive's ``to`` cut
+    (``to worsen {worsened; worsened}`` → ``worsen``)."""
+    text = " ".join(_EN_PLACEHOLDER.sub(" ", _NOISE.sub(" ", alternative)).split()).strip(" ,;:")
+    return text[3:] if text.startswith("to ") else text
+
+
+def read_ding_glosses(fh: IO[str], per_word: int = 6) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """``(German word, English glosses)`` for every one-word German alternative of every entry, all
+    parts of speech (``verschlechtern`` → worsen ...): the glossary that translates the words of a
+    German question (``medgraph.ontology.glossary``). A word's glosses are those of the senses it is
+    listed in, in file order (Ding lists a word's main sense first), at most ``per_word``; the
+    German side is the word as written (case kept: nouns are capitalised)."""
+    words: dict[str, list[str]] = {}
+    for line in fh:
+        if line.startswith("#") or " :: " not in line:
+            continue
+        german, english = line.rstrip("\n").split(" :: ", 1)
+        for de_sense, en_sense in _senses(german, english):
+            if _UNWANTED.search(de_sense):
+                continue
+            glosses = [g for g in (english_gloss(a) for a in en_sense.split(";")) if 2 <= len(g) <= 40]
+            if not glosses:
+                continue
+            for raw in de_sense.split(";"):
+                if _UNWANTED.search(raw):
+                    continue
+                word = _REFLEXIVE.sub("", _ARTICLE.sub("", _clean(raw)))
+                if " " in word or len(word) < 2 or not any(c.isalpha() for c in word):
+                    continue
+                have = words.setdefault(word, [])
+                for gloss in glosses:
+                    if gloss not in have and len(have) < per_word:
+                        have.append(gloss)
+    for word, glosses in words.items():
+        yield word, tuple(glosses)

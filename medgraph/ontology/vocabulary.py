@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medgraph.ontology.glossary import Glossary
 from medgraph.schemas import Entity
 from medgraph.text.keys import match_key, norm_key
 
@@ -45,7 +46,7 @@ RANK_MINED = 2
 # or everyday German words (Operation, Station, Port, Gang), so they are kept out of the indices
 # every language shares and are matched and linked in German text only, through ``german_index``
 RANK_DICTIONARY = 3
-FORMAT_VERSION = 11  # bump when keys, indices or the pickle layout change (11: British spellings in norm_key)
+FORMAT_VERSION = 12  # bump when keys, indices or the pickle layout change (12: glossary.pkl beside it)
 
 # (surface, lang, mesh_id, rank, mined count)
 Term = tuple[str, str, str, int, int]
@@ -151,6 +152,7 @@ class Vocabulary:
     # linker, for a German span it is given (``Linker.general``), never by the gazetteer
     general_words: Index = field(default_factory=dict, repr=False)
     _chinese: Index | None = field(default=None, repr=False)
+    _glossary: Glossary | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.entities)
@@ -203,11 +205,19 @@ class Vocabulary:
             self._chinese = build_index(words, match_key)
         return self._chinese
 
+    @property
+    def glossary(self) -> Glossary:
+        """The German and Chinese word glossary for query translation (``medgraph.ontology.glossary``):
+        built with the vocabulary, read from its directory on first use (empty without one)."""
+        if self._glossary is None:
+            self._glossary = Glossary.load(self.directory) if self.directory else Glossary()
+        return self._glossary
+
     def without_mined(self) -> Vocabulary:
         """The same vocabulary minus surface forms mined from annotated corpora (for baselines)."""
         terms = [t for t in self.terms if t[3] != RANK_MINED]
         return Vocabulary(self.entities, terms, dict(self.manifest, mined_removed=True), directory=self.directory,
-                          general_words=self.general_words)
+                          general_words=self.general_words, _glossary=self._glossary)
 
     def save(self, directory: str | Path) -> Path:
         """Write ``vocab.pkl`` and ``manifest.json`` into ``directory``; returns the directory."""
@@ -230,6 +240,8 @@ class Vocabulary:
             pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(out / "vocab.pkl")
         (out / "manifest.json").write_text(json.dumps(self.manifest, indent=2, ensure_ascii=False))
+        if self._glossary is not None:
+            self._glossary.save(out)
         return out
 
     @classmethod

@@ -57,4 +57,5 @@ def rrf(
             out.path_scores[path] = cand.score
             out.entity_path = out.entity_path or list(cand.entity_path)
             out.chunk = out.chunk or cand.chunk
+            out.language = out.language or cand.language
     return sorted(fused.values(), key=lambda c: (-c.score, c.chunk_id))

@@ -19,7 +19,7 @@ import threading
 from medgraph.ingest.text import detect_language
 from medgraph.link import EntityExtractor
 from medgraph.retrieve.analysis_cache import AnalysisCache, LruAnalysisCache
-from medgraph.retrieve.translate import OntologyTranslator
+from medgraph.retrieve.translate import GLOSSES_PER_WORD, OntologyTranslator
 from medgraph.retrieve.types import QueryAnalysis
 
 LANGUAGES = ("en", "de", "zh")
@@ -33,10 +33,12 @@ class QueryAnalyzer:
         languages: tuple[str, ...] = LANGUAGES,
         names_per_entity: int = 2,
         cache: AnalysisCache | None = None,
+        glosses_per_word: int = GLOSSES_PER_WORD,
     ) -> None:
         self.extractor = extractor.for_queries()  # with the gazetteer's question-only keys
         self.languages = languages
-        self.translator = OntologyTranslator(extractor.vocab.get, names_per_entity)
+        self.translator = OntologyTranslator(extractor.vocab.get, names_per_entity, glossary=extractor.vocab.glossary,
+                                             glosses_per_word=glosses_per_word)
         self.cache_size = cache_size
         self.cache: AnalysisCache = cache if cache is not None else LruAnalysisCache(cache_size)
         self._lock = threading.Lock()
@@ -53,11 +55,11 @@ class QueryAnalyzer:
                 self.hits += 1
             return cached
         linked = QueryAnalysis(text, lang, tuple(self.extractor.extract(text, lang)))
-        translations = ((t, self.translator.translate(linked, t)) for t in self.languages)
+        translations = [(t, x) for t in self.languages if (x := self.translator.translate(linked, t))]
         names = tuple((mesh_id, t, name) for mesh_id in linked.entity_ids
                       for t in dict.fromkeys((lang, *self.languages)) for name in self.translator.names(mesh_id, t))
-        analysis = QueryAnalysis(text, lang, linked.mentions, tuple((t, x) for t, x in translations if x),
-                                 entity_names=names)
+        analysis = QueryAnalysis(text, lang, linked.mentions, tuple((t, x.text) for t, x in translations),
+                                 entity_names=names, glosses=tuple((t, x.groups) for t, x in translations))
         with self._lock:
             self.misses += 1
         self.cache.put(key, analysis)

@@ -27,6 +27,12 @@ Paths:
   search restricted to chunks in that language; each language is a list of its own (``translate:en`` ...) with ``candidates``
   results (its quota), fused by RRF like any path (weight ``translate:<lang>`` or ``translate``).
   The dense path is cross-lingual by itself when the embedder is multilingual (USE, mE5).
+- ``translate_dense``: the translations into the languages of ``retrieval.dense_translate``
+  (English: the glossary's word-by-word translation of a German or Chinese question) searched by the
+  dense path among chunks in that language, one list per language (``translate_dense:en``).
+- ``translate_feedback``: cross-lingual pseudo-relevance feedback, after every other path: each
+  translation's weighted terms expanded with terms of the top chunks of the other paths' fused list,
+  searched among chunks in that language (``translate_feedback:en``).
 - ``community``: for overview and cross-corpus questions (``medgraph.route.rules.wants_overview``),
   the chunks cited by the summaries of the question's communities: summary search plus membership
   of the question's entities (``medgraph.community.index.CommunitySearch``; built by
@@ -46,7 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from medgraph.config.models import RetrievalConfig
-from medgraph.embed.base import Embedder, SparseVector, dense_feature
+from medgraph.embed.base import Embedder, GlossGroups, SparseVector, dense_feature
 from medgraph.embed.lexical import tokenize
 from medgraph.graph.ppr import PPRHit
 from medgraph.retrieve.fusion import language_weights, rrf
@@ -141,6 +147,11 @@ class Retriever:
             return self._ppr_path(analysis, limit)
         if path == "translate":  # the per-language lists as one (retrieve() fuses them as separate paths)
             return rrf(self.translated_paths(self.translations(analysis), limit), self.cfg.rrf_k)[:limit]
+        if path == "translate_dense":
+            return rrf(self.dense_translated_paths(analysis, limit), self.cfg.rrf_k)[:limit]
+        if path == "translate_feedback":
+            found = {p: hits for p, hits in (done or {}).items() if not p.startswith("translate_feedback")}
+            return rrf(self.feedback_translated_paths(analysis, found, limit), self.cfg.rrf_k)[:limit]
         if path == "community":
             return self._community_path(analysis, limit, qv)
         language = analysis.language if self.cfg.language_filter else None
@@ -157,7 +168,7 @@ class Retriever:
             hits = self.vectors.search_sparse(expanded, limit, language) if expanded is not None else []
         else:
             raise ValueError(f"unknown retrieval path {path!r}")
-        return [Candidate(h.chunk_id, h.score, {path: h.score}) for h in hits]
+        return [_hit(h, path) for h in hits]
 
     def _community_path(self, analysis: QueryAnalysis, limit: int, qv: QueryVectors | None) -> list[Candidate]:
         """The chunks cited by the summaries of the question's communities (overview questions)."""
@@ -197,13 +208,22 @@ class Retriever:
         translations: dict[str, str] = {}
         for path in self.cfg.paths:
             start = time.perf_counter()
+            if path == "translate_feedback":  # after every other path: it reads their fused list
+                continue
             if path == "translate":
-                translations = self.translations(analysis)
-                per_path.update(self.translated_paths(translations, limit))
+                glossed = self.translations(analysis)
+                per_path.update(self.translated_paths(glossed, limit))
+                translations = {lang: text for lang, text in analysis.translations if lang in glossed}
+            elif path == "translate_dense":
+                per_path.update(self.dense_translated_paths(analysis, limit))
             else:
                 per_path[path] = self.search_path(path, analysis, limit, qv, per_path)
             timings[path] = round((time.perf_counter() - start) * 1000, 2)
         weights = language_weights(self.cfg.weights, self.cfg.language_weights, analysis.language)
+        if "translate_feedback" in self.cfg.paths:
+            start = time.perf_counter()
+            per_path.update(self.feedback_translated_paths(analysis, per_path, limit, weights))
+            timings["translate_feedback"] = round((time.perf_counter() - start) * 1000, 2)
         fused = rrf(per_path, self.cfg.rrf_k, weights)[:limit]
         start = time.perf_counter()
         self._load_and_featurise(analysis, fused, qv, list(translations.items()))
@@ -216,21 +236,63 @@ class Retriever:
         agent's relational channel); ``ppr`` and ``rrf`` features are relative to this list."""
         self._load_and_featurise(analysis, cands, self.query_vectors(analysis), list(analysis.translations))
 
-    def translations(self, analysis: QueryAnalysis) -> dict[str, str]:
-        """The analysis' translations into the corpus languages of ``retrieval.languages``."""
-        return {lang: text for lang, text in analysis.translations if lang in self.cfg.languages}
+    def translations(self, analysis: QueryAnalysis) -> dict[str, GlossGroups]:
+        """The analysis' translations (gloss groups) into the corpus languages of ``retrieval.languages``."""
+        return {lang: analysis.glosses_in(lang) for lang, _ in analysis.translations
+                if lang in self.cfg.languages and analysis.glosses_in(lang)}
 
-    def translated_paths(self, translations: dict[str, str], limit: int) -> dict[str, list[Candidate]]:
-        """``translate:<lang>`` → a sparse search of the translated question among chunks in that language."""
+    def translated_paths(self, translations: dict[str, GlossGroups], limit: int) -> dict[str, list[Candidate]]:
+        """``translate:<lang>`` → a sparse search of the translated question (its gloss groups,
+        weighted) among chunks in that language."""
         if not self.embedder.has_sparse or not translations:
             return {}
         languages = list(translations)
-        vectors = self.embedder.embed_query_sparse([translations[lang] for lang in languages], languages)
+        vectors = self.embedder.embed_query_glossed([translations[lang] for lang in languages], languages)
         out = {}
         for language, vector in zip(languages, vectors, strict=True):
             path = f"translate:{language}"
             hits = self.vectors.search_sparse(vector, limit, language)
-            out[path] = [Candidate(h.chunk_id, h.score, {path: h.score}) for h in hits]
+            out[path] = [_hit(h, path) for h in hits]
+        return out
+
+    def dense_translated_paths(self, analysis: QueryAnalysis, limit: int) -> dict[str, list[Candidate]]:
+        """``translate_dense:<lang>`` → a dense search of the question's translation into ``lang``
+        (``retrieval.dense_translate``) among chunks in that language: the model reads the dictionary's
+        English better than it matches the Chinese or German question to English text."""
+        wanted = [(lang, text) for lang, text in analysis.translations
+                  if lang in self.cfg.dense_translate and lang in self.cfg.languages and lang != analysis.language]
+        if not self.embedder.has_dense or not wanted:
+            return {}
+        vectors = self.embedder.embed_query_dense([text for _, text in wanted])
+        out = {}
+        for (language, _), vector in zip(wanted, vectors, strict=True):
+            path = f"translate_dense:{language}"
+            hits = self.vectors.search_dense(vector, limit, language)
+            out[path] = [_hit(h, path) for h in hits]
+        return out
+
+    def feedback_translated_paths(self, analysis: QueryAnalysis, first: dict[str, list[Candidate]], limit: int,
+                                  weights: dict[str, float] | None = None) -> dict[str, list[Candidate]]:
+        """``translate_feedback:<lang>`` → cross-lingual pseudo-relevance feedback: the translation's
+        weighted terms plus ``feedback.terms`` terms of the top ``feedback.docs`` chunks in that
+        language of the other paths' fused list (``first``), searched among chunks in that language. The first lists find
+        the passage in any language (the dense path reads the question as written); its own words then
+        search the lexical index, as a question in the corpus's language would."""
+        glossed = self.translations(analysis)
+        if not self.embedder.has_sparse or not glossed or not first:
+            return {}
+        weights = weights or language_weights(self.cfg.weights, self.cfg.language_weights, analysis.language)
+        fused = rrf(first, self.cfg.rrf_k, weights)
+        languages = list(glossed)
+        vectors = self.embedder.embed_query_glossed([glossed[lang] for lang in languages], languages)
+        out = {}
+        for language, vector in zip(languages, vectors, strict=True):
+            top = [c.chunk_id for c in fused if c.language == language][: self.cfg.feedback.docs]
+            if not top:
+                continue
+            path = f"translate_feedback:{language}"
+            hits = self.vectors.search_sparse(self.expand_sparse(vector, top), limit, language)
+            out[path] = [_hit(h, path) for h in hits]
         return out
 
     def _load_and_featurise(
@@ -264,6 +326,11 @@ class Retriever:
                 "cross_lingual": float(cand.chunk is not None and cand.chunk.language != analysis.language),
             }
         cands[:] = [c for c in cands if c.chunk is not None]  # a chunk deleted meanwhile is dropped
+
+
+def _hit(hit: Any, path: str) -> Candidate:
+    """A vector search hit as a candidate of ``path`` (with its chunk's language from the payload)."""
+    return Candidate(hit.chunk_id, hit.score, {path: hit.score}, language=str(hit.payload.get("language") or ""))
 
 
 def _has_incidence(graph: Any) -> bool:

@@ -1,29 +1,34 @@
-"""Query translation by ontology term substitution (offline tier of cross-lingual retrieval).
+"""Query translation by ontology term substitution and dictionary glosses (offline tier of
+cross-lingual retrieval).
 
 Input: a ``QueryAnalysis`` (question text, language, linked mentions with character offsets) and
-a target language. Output: the question with every linked mention replaced by the names of its
-MeSH entity in the target language (up to ``names_per_entity``: the preferred name first, then
-synonyms, inverted forms such as "Infarction, Myocardial" skipped), or ``None`` when nothing was
-translated.
+a target language. Output: a ``Translation``: the question word by word in the target language as
+gloss groups (one group per linked entity or source word, each holding its alternatives with their
+weights; ``medgraph.embed.base.GlossGroups``) and a readable text (each group's first alternative),
+or ``None`` when nothing was translated.
 
-    "Welche Behandlung nach Herzinfarkt?" --en--> "Welche Behandlung nach Myocardial Infarction?"
-    "心肌梗死后如何治疗"                  --en--> "Myocardial Infarction"
+    "Verschlechtert eine Strahlentherapie die Prognose?" --en--> impaired radiation treatment prognosis
+    "心肌梗死后如何治疗"                                --en--> Myocardial Infarction treat
 
-The words around the entities (the residue) are not translated word by word: the target-language
-search matches on the entity names, and the multilingual dense path carries the rest of the
-meaning. What happens to the residue depends on the two languages:
+Every linked mention becomes the names of its MeSH entity in the target language (up to
+``names_per_entity``: the preferred name first, then synonyms, inverted forms such as "Infarction,
+Myocardial" skipped), sharing one unit of weight like a word's glosses. The words around the entities (the residue) depend on
+the two languages:
 
-- Chinese → English / German: Chinese words are dropped (they cannot match Latin-script text and
-  would only dilute term-overlap scores); Latin-script words and numbers (acronyms, drug names)
-  stay.
-- German → English (``respell``): each German word is followed by its English spellings as a
-  Latin/Greek loan word (``Fasziitis`` → fasciitis, ``nekrotisierende`` → necrotizing,
-  ``hepatozellulären`` → hepatocellular, ``Patienten`` → patient).
-  Medical German is full of such words the linker does not link; a spelling that is not an
-  English word matches no English chunk and costs nothing. A German question gets an English
-  translation when a word has such a spelling, even when nothing in it was linked.
+- German / Chinese → English: each word gets the English glosses of the vocabulary's glossary
+  (``medgraph.ontology.glossary``: the Ding and CC-CEDICT dictionaries; German lemmas and compounds,
+  Chinese segmentation), at most ``glosses_per_word``, sharing one unit of weight (a word with four
+  glosses gives each a quarter, so no gloss of one word outweighs a whole entity name). A German word
+  the glossary lacks keeps its English loan-word spellings (``respell``: ``Fasziitis`` → fasciitis,
+  ``nekrotisierende`` → necrotizing) at full weight; they match nothing when they are not English.
+  Chinese function words and question particles have no gloss; Latin-script words and numbers
+  (acronyms, drug names, doses) stay as written.
 - anything → Chinese, English → German: the residue stays as written (drug names are often
-  written in Latin letters in Chinese text).
+  written in Latin letters in Chinese text), each word at weight 1; Chinese words are dropped from
+  a German target (they cannot match Latin-script text).
+
+The lexical paths search the groups with their weights (``Embedder.embed_query_glossed``); the
+multilingual dense path carries the question's meaning by itself.
 
 A model tier (an LLM translator behind the same ``translate`` signature) can replace this class.
 """
@@ -32,14 +37,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from medgraph.embed.base import GlossGroups
+from medgraph.ontology.glossary import Glossary
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.schemas import Entity, Mention
 from medgraph.text.keys import fold
 from medgraph.text.variants import DE_FUNCTION_WORDS, loan_spellings
 
 _CJK_RUN = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
+_IDEOGRAPHS = re.compile("([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)")
 _LETTERS = re.compile(r"[^\W\d_]+")  # a word's letter runs (hyphenated parts and digits split off)
+_WORD = re.compile(r"[^\W_]+")  # letters and digits
+_CJK_OR_WORD = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\\W_]+")  # in text order
+_LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]*")
 MIN_RESPELLED = 4  # shorter German words are left as they are
 # German derivational endings → English ones (first match wins), applied before the loan-word rules
 _DE_SUFFIXES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -56,17 +68,34 @@ _DE_SUFFIXES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"ik(?:en)?$", "ics"),  # Diagnostik → diagnostics
     )
 )
+GLOSSES_PER_WORD = 4  # English glosses of one German or Chinese word (best first)
+# German words that only carry the question's form: no gloss
+DE_QUESTION_WORDS = frozenset(
+    "ist sind war waren wird werden wurde wurden hat haben hatte hatten kann können konnte könnte "
+    "könnten muss müssen soll sollte sollten darf dürfen gibt gab es sich man welche welcher welches "
+    "welchen welchem was wer wie wann wo warum wieso weshalb ob dass als auch noch nur schon etwa bzw "
+    "nicht kein keine keinen keiner eigentlich tatsächlich überhaupt wirklich denn doch sowie beziehungsweise".split()
+)
+@dataclass(frozen=True)
+class Translation:
+    """A question in another language: its gloss groups (searched) and a readable text."""
+
+    text: str
+    groups: GlossGroups
 
 
 class OntologyTranslator:
     name = "ontology"
 
     def __init__(
-        self, entity_lookup: Callable[[str], Entity | None], names_per_entity: int = 2, respell: bool = True
+        self, entity_lookup: Callable[[str], Entity | None], names_per_entity: int = 2, respell: bool = True,
+        glossary: Glossary | None = None, glosses_per_word: int = GLOSSES_PER_WORD,
     ) -> None:
         self.entity_lookup = entity_lookup
         self.names_per_entity = names_per_entity
         self.respell = respell
+        self.glossary = glossary or Glossary()
+        self.glosses_per_word = glosses_per_word
 
     def names(self, mesh_id: str, language: str) -> list[str]:
         """The entity's names in ``language`` (English: the preferred name first), inverted forms skipped."""
@@ -82,35 +111,74 @@ class OntologyTranslator:
                 out.append(name)
         return out[: self.names_per_entity]
 
-    def translate(self, analysis: QueryAnalysis, target: str) -> str | None:
+    def translate(self, analysis: QueryAnalysis, target: str) -> Translation | None:
         if target == analysis.language:
             return None
-        text, pieces, last, changed = analysis.text, [], 0, False
+        text, groups, last, changed = analysis.text, [], 0, False
         for m in _non_overlapping(analysis.mentions):
             names = self.names(m.mesh_id, target) if m.mesh_id else []
             if not names:
                 continue
-            pieces.append(self.residue(text[last : m.start], analysis.language, target))
-            pieces.append(" " + " ".join(names) + " ")
+            residue, glossed = self.residue(text[last : m.start], analysis.language, target)
+            groups += residue
+            groups.append(tuple((name, 1.0 / len(names)) for name in names))
             last, changed = m.end, True
-        pieces.append(self.residue(text[last:], analysis.language, target))
-        out = " ".join("".join(pieces).split())
-        if not changed and not (self.respells(analysis.language, target) and out != " ".join(text.split())):
-            return None  # nothing linked and no word respelled
-        return out
+        residue, glossed = self.residue(text[last:], analysis.language, target)
+        groups += residue
+        if not groups or not (changed or glossed):
+            return None  # nothing linked, glossed or respelled
+        readable = " ".join(dict.fromkeys(group[0][0] for group in groups))
+        return Translation(readable, tuple(groups))
 
     def respells(self, source: str, target: str) -> bool:
         """Whether residue words get their English loan-word spellings (German → English)."""
         return self.respell and source == "de" and target == "en"
 
-    def residue(self, text: str, source: str, target: str) -> str:
-        """The words between linked mentions, as searched in ``target`` (see the module docstring)."""
-        if target == "zh":
-            return text
-        text = _CJK_RUN.sub(" ", text)
-        if self.respells(source, target):
-            return _LETTERS.sub(lambda m: " ".join([m.group(), *english_spellings(m.group())]), text)
-        return text
+    def residue(self, text: str, source: str, target: str) -> tuple[list[tuple[tuple[str, float], ...]], bool]:
+        """The words between linked mentions as gloss groups in ``target`` (see the module
+        docstring), and whether any of them was translated (glossed or respelled)."""
+        if target == "en" and source == "zh":
+            return self._chinese_residue(text)
+        if target == "en" and source == "de":
+            return self._german_residue(text)
+        words = _CJK_OR_WORD.findall(text) if target == "zh" else _WORD.findall(_CJK_RUN.sub(" ", text))
+        return [((w, 1.0),) for w in words], False
+
+    def _share(self, glosses: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
+        kept = glosses[: self.glosses_per_word]
+        return tuple((g, 1.0 / len(kept)) for g in kept)
+
+    def _chinese_residue(self, text: str) -> tuple[list[tuple[tuple[str, float], ...]], bool]:
+        groups: list[tuple[tuple[str, float], ...]] = []
+        glossed = False
+        for piece in _IDEOGRAPHS.split(text):
+            if not piece:
+                continue
+            if _IDEOGRAPHS.fullmatch(piece):
+                for _segment, glosses in self.glossary.chinese(piece):
+                    if glosses:
+                        groups.append(self._share(glosses))
+                        glossed = True
+            else:
+                groups += [((w, 1.0),) for w in _LATIN.findall(piece)]
+        return groups, glossed
+
+    def _german_residue(self, text: str) -> tuple[list[tuple[tuple[str, float], ...]], bool]:
+        groups: list[tuple[tuple[str, float], ...]] = []
+        glossed = False
+        for word in _WORD.findall(_CJK_RUN.sub(" ", text)):
+            lower = word.lower()
+            if fold(lower) in DE_FUNCTION_WORDS or lower in DE_QUESTION_WORDS:
+                continue
+            found = self.glossary.german(word) if word.isalpha() and len(word) > 2 else []
+            if found:
+                groups += [self._share(g) for g in found]
+                glossed = True
+                continue
+            spellings = english_spellings(word) if self.respell else []
+            groups.append(tuple((w, 1.0) for w in [word, *spellings]))
+            glossed = glossed or bool(spellings)
+        return groups, glossed
 
 
 def english_spellings(word: str) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from medgraph.embed.base import GlossGroups
 from medgraph.schemas import Chunk, Mention
 
 
@@ -24,6 +25,12 @@ class QueryAnalysis:
     seed_bias: tuple[tuple[str, float], ...] = ()
     # names of the question's linked entities per corpus language: ((MeSH ID, language, name), ...)
     entity_names: tuple[tuple[str, str, str], ...] = ()
+    # the translations word by word, as searched: ((language, gloss groups), ...) (``translate``)
+    glosses: tuple[tuple[str, GlossGroups], ...] = ()
+
+    def glosses_in(self, language: str) -> GlossGroups:
+        """The gloss groups of the translation into ``language`` (() when there is none)."""
+        return next((groups for lang, groups in self.glosses if lang == language), ())
 
     @property
     def seeds(self) -> dict[str, float]:
@@ -55,6 +62,7 @@ class QueryAnalysis:
             "translations": [list(t) for t in self.translations],
             "seed_bias": [list(s) for s in self.seed_bias],
             "entity_names": [list(n) for n in self.entity_names],
+            "glosses": [[lang, [[list(alt) for alt in group] for group in groups]] for lang, groups in self.glosses],
         }
 
     @classmethod
@@ -65,6 +73,8 @@ class QueryAnalysis:
             tuple((str(a), str(b)) for a, b in data.get("translations", ())),
             tuple((str(a), float(b)) for a, b in data.get("seed_bias", ())),
             tuple((str(a), str(b), str(c)) for a, b, c in data.get("entity_names", ())),
+            tuple((str(lang), tuple(tuple((str(t), float(w)) for t, w in group) for group in groups))
+                  for lang, groups in data.get("glosses", ())),
         )
 
 
@@ -80,3 +90,4 @@ class Candidate:
     chunk: Chunk | None = None
     relevance: float = 0.0  # calibrated reranker score in [0, 1]
     features: dict[str, float] = field(default_factory=dict)
+    language: str = ""  # the chunk's language, where the path that found it knows it (vector search payloads)

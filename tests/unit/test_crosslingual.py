@@ -62,6 +62,7 @@ def test_question_reaches_english_evidence_only_through_mesh(index: tuple[EvalIn
 
     translated = _retriever(idx, cfg, ("dense", "sparse", "translate")).retrieve(analysis)
     assert translated.translations["en"].count("Myocardial Infarction") == 1
+    assert any(alt == "Myocardial Infarction" for group in analysis.glosses_in("en") for alt, _ in group)
     assert "translate:en" in translated.paths_used
     assert _docs(idx, translated.per_path["translate:en"]) == ["mi"]
     assert _docs(idx, translated.candidates)[0] == "mi"
@@ -86,14 +87,14 @@ def test_translation_substitutes_entity_names(index: tuple[EvalIndex, object]) -
     translator = OntologyTranslator(idx.vocab.get, names_per_entity=2)
     assert translator.translate(analysis, "de") is None  # its own language
     en = translator.translate(analysis, "en")
-    assert en is not None and "Herzinfarkt" not in en and en.startswith("Welche ")
-    assert "Myocardial Infarction" in en
+    assert en is not None and "Herzinfarkt" not in en.text and en.text.startswith("Behandlung ")  # "Welche" dropped
+    assert "Myocardial Infarction" in en.text
     zh = translator.translate(analysis, "zh")
-    assert zh is not None and "心肌梗死" in zh
+    assert zh is not None and "心肌梗死" in zh.text
     zh_question = QueryAnalyzer(idx.extractor, 0).analyze(QUESTIONS["zh"])
     zh_en = translator.translate(zh_question, "en")
-    assert zh_en is not None and zh_en.startswith("Myocardial Infarction")
-    assert not any("\u4e00" <= ch <= "\u9fff" for ch in zh_en)  # Chinese residue dropped for a Latin target
+    assert zh_en is not None and zh_en.text.startswith("Myocardial Infarction")
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in zh_en.text)  # no glossary here: Chinese words dropped
     off = QueryAnalyzer(idx.extractor, 0).analyze("谁赢得了1998年的足球世界杯？")
     assert translator.translate(off, "en") is None  # nothing linked: no translation
     off_de = QueryAnalyzer(idx.extractor, 0).analyze("Wer hat 1998 die Fussball-WM gewonnen?")

@@ -12,6 +12,7 @@ from medgraph.eval.__main__ import main as eval_main
 from medgraph.eval.convert import convert_pubmedqa
 from medgraph.eval.metrics import doc_ranking, ndcg_at, recall_at, reciprocal_rank, score_ranking, summarise
 from medgraph.eval.retrieval import METHODS, read_queries
+from tests.helpers import REPO
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -206,6 +207,34 @@ def test_tuning_applies_language_factors() -> None:
     assert fused_docs(run, weights, 10, {"de": {"sparse": 0.25}}, chunk_doc, 40)[0] == "B"
 
 
+def test_language_factors_are_chosen_on_that_languages_runs_only(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from medgraph.eval.tuning import TuningSet, mean_metric, save_runs, tune_language
+
+    chunk_doc = {f"c{i}": f"d{i}" for i in range(20)}
+    # English questions: sparse finds the answer; Chinese ones: only the translation does, and sparse
+    # (the Chinese words against English text) ranks a wrong chunk first
+    en = [_run(f"e{i}", {"sparse": [f"c{i}"], "translate:en": ["c19"]}, f"d{i}") for i in range(4)]
+    zh = [_run(f"z{i}", {"sparse": ["c18"], "translate:en": [f"c{i}"]}, f"d{i}", language="zh")
+          for i in range(4, 8)]
+    weights = {"sparse": 2.0, "translate": 1.0}
+    sets = [TuningSet("dev", en + zh, chunk_doc, "recall@1")]
+    factors, before, after, trace = tune_language(sets, "zh", weights, 60, {})
+    assert before == 0.0 and after == 1.0 and trace
+    assert factors["sparse"] * weights["sparse"] < factors["translate"] * weights["translate"]
+    assert mean_metric(en, weights, 60, {"zh": factors}, chunk_doc, "recall@1", 40) == 1.0  # English untouched
+    with pytest.raises(ValueError, match="no dev runs"):
+        tune_language(sets, "de", weights, 60, {})
+    # the CLI: base weights kept, one factor table per language
+    save_runs(tmp_path / "r.json", en + zh, chunk_doc, {})
+    assert eval_main(["tune", "--runs", f"{tmp_path / 'r.json'}:recall@1", "--fixed-weights", "--languages", "zh",
+                      "--set", "retrieval.weights={\"sparse\": 2.0, \"translate\": 1.0}",
+                      "--set", "retrieval.language_weights={}"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["weights"] == weights and out["languages"]["zh"]["dev_after"] == 1.0
+    assert out["language_weights"]["zh"] == factors
+
+
 def test_saved_runs_round_trip(tmp_path: Path) -> None:
     from medgraph.eval.tuning import load_runs, save_runs
 
@@ -262,3 +291,24 @@ def test_overlap_counts_ties_at_the_kth_score() -> None:
     assert overlap_at(["a", "c"], exact, 2) == 1.0  # c ties b, the exact 2nd
     assert overlap_at(["a", "d"], exact, 2) == 0.5
     assert overlap_at([], exact, 2) == 0.0
+
+
+def test_convert_shared_gives_the_ids_the_question_files_name(shared_data: Path, tmp_path: Path) -> None:
+    from medgraph.eval.convert_shared import convert_shared
+
+    out = tmp_path / "mixed.jsonl"
+    counts = convert_shared(shared_data, out, (1, 60), (1, 5))
+    assert counts == {"letters": 63, "huatuo": 60, "liver": 5}
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    by_id = {r["doc_id"]: r for r in records}
+    assert by_id["Albers"]["language"] == "de" and "Kollegin" in by_id["Albers"]["sections"][0]["text"]
+    assert [s["title"] for s in by_id["huatuo-13"]["sections"]] == ["Question", "Answer"]
+    assert by_id["huatuo-liver-2"]["language"] == "zh" and "huatuo-61" not in by_id
+    # every question of the German- and Chinese-document sets names a document of the default ranges
+    full = tmp_path / "full.jsonl"
+    convert_shared(shared_data, full, (1, 3000), (1, 300))
+    ids = {json.loads(line)["doc_id"] for line in full.read_text(encoding="utf-8").splitlines()}
+    for name in ("xl_grascco", "xl_huatuo"):
+        for split in ("dev", "test"):
+            for q in read_queries(REPO / "data" / "eval" / f"{name}.{split}.jsonl"):
+                assert q.relevant <= ids, q.query_id

@@ -1,0 +1,105 @@
+"""A Chinese or German question whose words link to no MeSH descriptor still reaches English evidence:
+the glossary translates it word by word (``translate``), the dense path reads that translation
+(``translate_dense``), and pseudo-relevance feedback from the first lists searches the passage's own
+words (``translate_feedback``).
+
+The dense embedder here is the hashing one (not multilingual), and neither question links an entity
+(the fixture MeSH has no radiotherapy or pelvic exenteration), so without the glossary nothing bridges
+the languages: each test checks that too.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from medgraph.eval.retrieval import EvalIndex
+from medgraph.ontology.glossary import Glossary
+from medgraph.retrieve.query import QueryAnalyzer
+from medgraph.retrieve.retriever import Retriever
+from tests.helpers import FIXTURES
+
+CORPUS = [
+    {"doc_id": "rt", "title": "", "language": "en",
+     "text": "Radiotherapy of the primary tumour worsened the prognosis after pelvic exenteration for relapse."},
+    {"doc_id": "lead", "title": "", "language": "en",
+     "text": "Blood lead levels in workers of a battery plant exceeded the limits for occupational exposure."},
+    {"doc_id": "fever", "title": "", "language": "en",
+     "text": "Fever after vaccination resolved within two days in most children."},
+    {"doc_id": "leber", "title": "", "language": "de",
+     "text": "Die Strahlentherapie der Lebermetastasen verschlechtert die Prognose nicht."},
+]
+QUESTIONS = {"zh": "放疗会影响盆腔廓清术后的预后吗？", "de": "Verschlechtert eine Strahlentherapie im Becken den Verlauf?"}
+GLOSSARY = FIXTURES / "glossary"
+SOURCES = [{"kind": "mesh_xml", "path": str(FIXTURES / "mesh" / "desc_fixture.xml")},
+           {"kind": "ding", "path": str(GLOSSARY / "de-en.txt")},
+           {"kind": "cedict", "path": str(GLOSSARY / "cedict.txt")}]
+
+
+@pytest.fixture(scope="module")
+def index(tiny_index: tuple[EvalIndex, object]) -> tuple[EvalIndex, object]:
+    return tiny_index
+
+
+def _docs(idx: EvalIndex, cands: list) -> list[str]:
+    return list(dict.fromkeys(idx.chunk_doc[c.chunk_id] for c in cands))
+
+
+def _retriever(idx: EvalIndex, cfg: object, paths: tuple[str, ...]) -> Retriever:
+    """The configured retriever on ``paths``; feedback from the first passage only (three English
+    passages are all this corpus has: feedback from three would read every one of them)."""
+    r = cfg.retrieval  # type: ignore[attr-defined]
+    feedback = r.feedback.model_copy(update={"docs": 1})
+    return Retriever(r.model_copy(update={"paths": paths, "feedback": feedback}), idx.graph, idx.vectors, idx.embedder)
+
+
+@pytest.mark.parametrize("language", ["zh", "de"])
+def test_unlinked_question_reaches_english_evidence_through_the_glossary(
+        index: tuple[EvalIndex, object], language: str) -> None:
+    idx, cfg = index
+    assert sorted(idx.vocab.glossary.languages()) == ["de", "zh"]  # built with the vocabulary, read back
+    analysis = QueryAnalyzer(idx.extractor, 0).analyze(QUESTIONS[language])
+    assert analysis.language == language and not analysis.entity_ids
+    assert "radiotherapy" in dict(analysis.translations)["en"]
+
+    plain = _retriever(idx, cfg, ("dense", "sparse")).retrieve(analysis)
+    assert "rt" not in _docs(idx, plain.candidates)[:1]
+
+    result = _retriever(idx, cfg, ("dense", "translate", "translate_dense", "translate_feedback")).retrieve(analysis)
+    for path in ("translate:en", "translate_dense:en", "translate_feedback:en"):
+        docs = _docs(idx, result.per_path[path])
+        assert docs[0] == "rt", path
+        assert "leber" not in docs, path  # each list searches chunks of its own language only
+    assert _docs(idx, result.candidates)[0] == "rt"
+    assert {"translate_dense", "translate_feedback"} <= set(result.timings_ms)
+
+    without = QueryAnalyzer(idx.extractor, 0)
+    without.translator.glossary = Glossary()  # the vocabulary's names and loan-word spellings only
+    bare = _retriever(idx, cfg, ("dense", "translate", "translate_dense")).retrieve(without.analyze(QUESTIONS[language]))
+    assert "rt" not in _docs(idx, bare.per_path.get("translate:en", []))[:1]
+
+
+def test_dense_translation_only_into_configured_languages(index: tuple[EvalIndex, object]) -> None:
+    idx, cfg = index
+    analysis = QueryAnalyzer(idx.extractor, 0).analyze(QUESTIONS["de"])
+    paths = ("dense", "translate_dense")
+    assert "translate_dense:en" in _retriever(idx, cfg, paths).retrieve(analysis).per_path
+    none = Retriever(cfg.retrieval.model_copy(update={"paths": paths, "dense_translate": ("zh",)}),
+                     idx.graph, idx.vectors, idx.embedder).retrieve(analysis)
+    assert not any(p.startswith("translate_dense") for p in none.per_path)
+    english = QueryAnalyzer(idx.extractor, 0).analyze("Does radiotherapy worsen the prognosis?")
+    assert not any(p.startswith("translate_dense") for p in _retriever(idx, cfg, paths).retrieve(english).per_path)
+
+
+def test_cross_lingual_feedback_adds_the_first_passages_words(index: tuple[EvalIndex, object]) -> None:
+    idx, cfg = index
+    analysis = QueryAnalyzer(idx.extractor, 0).analyze(QUESTIONS["zh"])
+    retriever = _retriever(idx, cfg, ("translate", "translate_feedback"))
+    result = retriever.retrieve(analysis)
+    first = {p: hits for p, hits in result.per_path.items() if not p.startswith("translate_feedback")}
+    glossed = idx.embedder.embed_query_glossed([analysis.glosses_in("en")], ["en"])[0]
+    top = [result.per_path["translate:en"][0].chunk_id]
+    expanded = retriever.expand_sparse(glossed, top)
+    assert len(expanded) > len(glossed)  # "tumour", "exenteration", ... from the passage found first
+    assert set(glossed.as_dict()) <= set(expanded.as_dict())
+    assert _docs(idx, retriever.feedback_translated_paths(analysis, first, 10)["translate_feedback:en"])[0] == "rt"
+    assert retriever.feedback_translated_paths(analysis, {}, 10) == {}  # nothing found first: no feedback

