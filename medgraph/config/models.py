@@ -74,6 +74,12 @@ class RetrievalConfig(_Model):
     rrf_k: int = Field(default=60, ge=1)
     weights: dict[str, float] = Field(default_factory=lambda: {"vector": 1.0, "ppr": 0.5})
     language_filter: bool = False  # restrict vector search to the question's language
+    # ``sparse`` / ``feedback`` (the question's own words) search only passages in its language; the
+    # translate paths search the others (false: every passage, as before)
+    lexical_own_language: bool = True
+    # ``dense``: one search per corpus language (``languages``), merged by each score minus its
+    # language's mean for this question (removes the language-pair bias of a multilingual model)
+    dense_balance: bool = True
     feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
     # ``translate``: the question is translated (ontology term substitution) into each of these
     # corpus languages other than its own, and each translation gets a sparse search of its own

@@ -98,8 +98,8 @@ def provenance(path: Path) -> dict[str, str]:
 # --- glosses for query translation (medgraph.ontology.glossary) -------------------------------
 
 _NOT_A_GLOSS = re.compile(
-    r"^(?:CL:|see |see also|variant of|old variant|erhua variant|surname|abbr\.|also written|also pr\.|"
-    r"Taiwan pr\.|used in|\((?:Tw|old|archaic|Cantonese)\b)",
+    r"^(?:CL:|see |see also|surname|abbr\.|also written|also pr\.|Taiwan pr\.|used in|\((?:Tw|old|archaic|Cantonese)\b)"
+    r"|\bvariant of\b",  # variant of, old variant of, erroneous variant of ...
     re.IGNORECASE,
 )
 _PLACEHOLDER = re.compile(r"\b(?:sb|sth)\b|\bsomething\b|\bsomebody\b|\bone's\b|~|…|\.\.\.")
@@ -125,7 +125,7 @@ def read_cedict_glosses(fh: IO[str], per_word: int = 6) -> Iterator[tuple[str, t
             continue
         out: list[str] = []
         for gloss in glosses.split("/"):
-            if _NOT_A_GLOSS.match(gloss.strip()):
+            if _NOT_A_GLOSS.search(gloss.strip()):
                 continue
             for alternative in gloss.split(";"):
                 text = " ".join(_PLACEHOLDER.sub(" ", _ASIDE.sub(" ", alternative)).split()).strip(" ,.?!")

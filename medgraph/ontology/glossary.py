@@ -44,15 +44,19 @@ from pathlib import Path
 from typing import Any
 
 from medgraph.schemas import Entity
+from medgraph.text.keys import norm_key
 from medgraph.text.variants import FUGEN
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 FILE_NAME = "glossary.pkl"
+PIVOT = "en"  # the language every gloss is in: German and Chinese words are glossed in English
 SOURCES = frozenset({"translation_pairs", "babelon", "ding", "cedict"})  # vocabulary source kinds it reads
 MAX_ZH_WORD = 8  # longest dictionary word tried by the segmenter
 MIN_DE_PART = 3  # shortest part of a German compound
+REVERSE_GLOSSES = 2  # glosses of a word read backwards (English → German / Chinese)
+REVERSE_WORDS = 3  # target-language words kept per English phrase
 # Chinese words that only carry grammar or the question's form: no gloss (their English glosses,
 # "exist", "be alive", "China", "what?", would only add noise to a search)
 CHINESE_FUNCTION_WORDS = frozenset(
@@ -111,6 +115,48 @@ class Glossary:
             for seg in segment(run, table):
                 out.append((seg, () if seg in CHINESE_FUNCTION_WORDS else table.get(seg, ())))
         return out
+
+    def chinese_boundaries(self, text: str) -> set[int]:
+        """Character offsets in ``text`` where a word of the segmentation starts or ends (every
+        offset outside runs of Chinese characters counts): a Chinese mention that starts or ends
+        inside a word is a match inside another word (流感 "influenza" in 分流|感染)."""
+        table = self.words.get("zh", {})
+        out = set(range(len(text) + 1))
+        for match in _CJK_WORD.finditer(text):
+            out -= set(range(match.start() + 1, match.end()))
+            pos = match.start()
+            for seg in segment(match.group(), table):
+                pos += len(seg)
+                out.add(pos)
+        return out
+
+    # --- from English -------------------------------------------------------------------------
+
+    def from_english(self, phrase: str, language: str) -> tuple[str, ...]:
+        """Words of ``language`` (German or Chinese) that the glossary glosses as the English
+        ``phrase`` among their first ``REVERSE_GLOSSES`` glosses (``prognosis`` → 预后; word order,
+        plurals and spellings folded): the glossary read backwards, for a question translated into
+        that language. Those whose first gloss it is come first, then words with fewer glosses (a
+        specific word before a word of many senses), then shorter ones; at most ``REVERSE_WORDS``.
+        Words of several words and Chinese single characters are not read backwards."""
+        table = self._reverse(language)
+        return table.get(norm_key(phrase), ()) if table else ()
+
+    def _reverse(self, language: str) -> dict[str, tuple[str, ...]]:
+        cache = self.__dict__.setdefault("_reverse_tables", {})
+        if language not in cache:
+            ranked: dict[str, dict[str, tuple[int, int, int]]] = {}
+            for word, glosses in self.words.get(language, {}).items():
+                if (language == "zh" and len(word) < 2) or " " in word:
+                    continue  # one character has too many readings to stand for an English word
+                for rank, gloss in enumerate(glosses[:REVERSE_GLOSSES]):
+                    order = (rank, len(glosses), len(word))  # its main sense, a specific word, a short one
+                    words = ranked.setdefault(norm_key(gloss), {})
+                    words[word] = min(words.get(word, order), order)
+            cache[language] = {key: tuple(sorted(words, key=lambda w: (words[w], w))[:REVERSE_WORDS])
+                               for key, words in ranked.items() if key}
+        table: dict[str, tuple[str, ...]] = cache[language]
+        return table
 
     # --- files ---------------------------------------------------------------------------------
 

@@ -9,7 +9,8 @@ answer composer looks for them in sentences and names them in its lead line). Re
 so a repeated question skips it: by default in this process (LRU of ``cache_size``), or in any
 ``AnalysisCache`` given as ``cache`` (``medgraph.retrieve.analysis_cache``: the LRU in front of
 Redis, shared by every analyzer replica). ``hits`` counts answers from the cache, ``misses``
-analyses computed.
+analyses computed. In a Chinese question, a mention that starts or ends inside a word of the
+glossary's segmentation is dropped (流感 "influenza" inside 分流感染, "shunt infection").
 """
 
 from __future__ import annotations
@@ -54,7 +55,12 @@ class QueryAnalyzer:
             with self._lock:
                 self.hits += 1
             return cached
-        linked = QueryAnalysis(text, lang, tuple(self.extractor.extract(text, lang)))
+        mentions = tuple(self.extractor.extract(text, lang))
+        glossary = self.translator.glossary
+        if lang == "zh" and "zh" in glossary.languages():  # a name matched inside a word is no mention
+            bounds = glossary.chinese_boundaries(text)
+            mentions = tuple(m for m in mentions if m.start in bounds and m.end in bounds)
+        linked = QueryAnalysis(text, lang, mentions)
         translations = [(t, x) for t in self.languages if (x := self.translator.translate(linked, t))]
         names = tuple((mesh_id, t, name) for mesh_id in linked.entity_ids
                       for t in dict.fromkeys((lang, *self.languages)) for name in self.translator.names(mesh_id, t))

@@ -12,7 +12,10 @@ Paths:
   and rebuilt in the background (questions meanwhile use the previous index); ``store`` calls the
   store's own ``GraphStore.ppr`` (GDS PageRank on Neo4j). A store without ``incidence`` /
   ``entity_chunk_pairs`` is always asked for ``ppr`` itself.
-- ``dense`` / ``sparse``: one vector search each, fused here with their own RRF weights.
+- ``dense`` / ``sparse``: one vector search each, fused here with their own RRF weights. With
+  ``retrieval.dense_balance`` (default), the dense search runs once per corpus language and the lists
+  are merged by each score minus its language's mean (``balanced``): the multilingual model's cosines
+  depend on the language pair, not only on what a passage says.
 - ``feedback``: the sparse search again with pseudo-relevance feedback (RM3-style): the mean of
   the stored sparse vectors of the top ``feedback.docs`` sparse hits gives ``feedback.terms``
   expansion terms, added with weights scaled to at most ``feedback.weight`` (query terms weigh 1;
@@ -37,7 +40,10 @@ Paths:
   the chunks cited by the summaries of the question's communities: summary search plus membership
   of the question's entities (``medgraph.community.index.CommunitySearch``; built by
   ``jobs.build_communities``). Without a ``communities`` searcher it returns nothing.
-Every vector path takes an optional filter on the question's language. The fusion weights are
+Every vector path takes an optional filter on the question's language (``retrieval.language_filter``);
+the lexical paths searched with the question as written (``sparse``, ``feedback``) search only passages
+in the question's language by default (``retrieval.lexical_own_language``): passages in other languages
+are the ``translate`` paths'. The fusion weights are
 ``retrieval.weights`` times the factors of ``retrieval.language_weights`` for the question's
 language (e.g. German questions over an English corpus: the untranslated sparse searches weigh less).
 """
@@ -155,17 +161,25 @@ class Retriever:
         if path == "community":
             return self._community_path(analysis, limit, qv)
         language = analysis.language if self.cfg.language_filter else None
+        # the question's own words match passages in its own language; other languages are the
+        # translate paths' (a German question's words over English passages match only noise)
+        lexical = analysis.language if self.cfg.language_filter or self.cfg.lexical_own_language else None
         dense, sparse = qv or self.query_vectors(analysis)
         if path == "vector":
             hits = self.vectors.hybrid_search(dense, sparse, limit, language)
         elif path == "dense":
-            hits = self.vectors.search_dense(dense, limit, language) if dense is not None else []
+            if dense is None:
+                hits = []
+            elif language is None and self.cfg.dense_balance and len(self.cfg.languages) > 1:
+                hits = balanced([self.vectors.search_dense(dense, limit, lang) for lang in self.cfg.languages], limit)
+            else:
+                hits = self.vectors.search_dense(dense, limit, language)
         elif path == "sparse":
-            hits = self.vectors.search_sparse(sparse, limit, language) if sparse is not None else []
+            hits = self.vectors.search_sparse(sparse, limit, lexical) if sparse is not None else []
         elif path == "feedback":
             first = (done or {}).get("sparse") or self.search_path("sparse", analysis, self.cfg.feedback.docs, qv)
             expanded = self.expand_sparse(sparse, [c.chunk_id for c in first]) if sparse is not None else None
-            hits = self.vectors.search_sparse(expanded, limit, language) if expanded is not None else []
+            hits = self.vectors.search_sparse(expanded, limit, lexical) if expanded is not None else []
         else:
             raise ValueError(f"unknown retrieval path {path!r}")
         return [_hit(h, path) for h in hits]
@@ -326,6 +340,21 @@ class Retriever:
                 "cross_lingual": float(cand.chunk is not None and cand.chunk.language != analysis.language),
             }
         cands[:] = [c for c in cands if c.chunk is not None]  # a chunk deleted meanwhile is dropped
+
+
+def balanced(lists: list[list[Any]], limit: int) -> list[Any]:
+    """Vector hits of one question searched in each language, merged by each hit's score minus the
+    mean score of its own language's list: a multilingual model scores passages in the question's
+    own language higher whatever they say (a Chinese question's cosines to Chinese passages sit
+    about 0.07 above those to English ones), so a raw merge would put the question's language first;
+    centred, each language's best stands out from its own background."""
+    scored = []
+    for hits in lists:
+        if hits:
+            mean = sum(h.score for h in hits) / len(hits)
+            scored += [(h.score - mean, h) for h in hits]
+    scored.sort(key=lambda sh: (-sh[0], sh[1].chunk_id))
+    return [h for _, h in scored[:limit]]
 
 
 def _hit(hit: Any, path: str) -> Candidate:

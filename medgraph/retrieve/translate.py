@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from medgraph.embed.base import GlossGroups
-from medgraph.ontology.glossary import Glossary
+from medgraph.ontology.glossary import PIVOT, Glossary
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.schemas import Entity, Mention
 from medgraph.text.keys import fold
@@ -68,7 +68,13 @@ _DE_SUFFIXES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"ik(?:en)?$", "ics"),  # Diagnostik → diagnostics
     )
 )
-GLOSSES_PER_WORD = 4  # English glosses of one German or Chinese word (best first)
+GLOSSES_PER_WORD = 4  # glosses of one source word (best first)
+# English words that only carry the question's form (no German or Chinese word stands for them)
+EN_QUESTION_WORDS = frozenset(
+    "a an the of in on at to for with by from and or is are was were be been do does did can could will would "
+    "should shall may might must has have had what which who whom whose when where why how it its this that "
+    "these those there any some not no".split()
+)
 # German words that only carry the question's form: no gloss
 DE_QUESTION_WORDS = frozenset(
     "ist sind war waren wird werden wurde wurden hat haben hatte hatten kann können konnte könnte "
@@ -137,12 +143,54 @@ class OntologyTranslator:
     def residue(self, text: str, source: str, target: str) -> tuple[list[tuple[tuple[str, float], ...]], bool]:
         """The words between linked mentions as gloss groups in ``target`` (see the module
         docstring), and whether any of them was translated (glossed or respelled)."""
-        if target == "en" and source == "zh":
+        if target == PIVOT and source == "zh":
             return self._chinese_residue(text)
-        if target == "en" and source == "de":
+        if target == PIVOT and source == "de":
             return self._german_residue(text)
+        if target in self.glossary.languages() and (source == PIVOT or source in self.glossary.languages()):
+            return self._through_english(text, source, target)
         words = _CJK_OR_WORD.findall(text) if target == "zh" else _WORD.findall(_CJK_RUN.sub(" ", text))
         return [((w, 1.0),) for w in words], False
+
+    def _through_english(self, text: str, source: str, target: str) -> tuple[list[tuple[tuple[str, float], ...]], bool]:
+        """Residue into German or Chinese through English: an English question's words and phrases
+        (up to three words, the longest first), or a German or Chinese word's English glosses, read
+        backwards in the glossary (``Glossary.from_english``: prognosis → 预后, Prognose). A word with
+        no target word stays as written when it can match the target's text (Latin letters, digits)."""
+        if source == PIVOT:
+            english = self._english_phrases(text)
+        else:
+            english, _ = self._chinese_residue(text) if source == "zh" else self._german_residue(text)
+        groups: list[tuple[tuple[str, float], ...]] = []
+        glossed = False
+        for group in english:
+            words = list(dict.fromkeys(w for alt, _ in group[:2] for w in self.glossary.from_english(alt, target)))
+            words = words[: self.glosses_per_word]
+            if words:
+                groups.append(tuple((w, 1.0 / len(words)) for w in words))
+                glossed = True
+            elif source != "zh" or _LATIN.fullmatch(group[0][0]):
+                kept = group[0][0]
+                if target != "zh" or _LATIN.fullmatch(kept):
+                    groups.append(((kept, 1.0),))
+        return groups, glossed
+
+    def _english_phrases(self, text: str) -> list[tuple[tuple[str, float], ...]]:
+        """An English residue's words, the longest glossary phrases (up to three words) joined."""
+        words = [w for w in _WORD.findall(_CJK_RUN.sub(" ", text)) if w.lower() not in EN_QUESTION_WORDS]
+        out: list[tuple[tuple[str, float], ...]] = []
+        i = 0
+        while i < len(words):
+            for n in (3, 2):
+                phrase = " ".join(words[i : i + n])
+                if i + n <= len(words) and any(self.glossary.from_english(phrase, t) for t in ("de", "zh")):
+                    out.append(((phrase, 1.0),))
+                    i += n
+                    break
+            else:
+                out.append(((words[i], 1.0),))
+                i += 1
+        return out
 
     def _share(self, glosses: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
         kept = glosses[: self.glosses_per_word]

@@ -83,9 +83,9 @@ def test_dense_translation_only_into_configured_languages(index: tuple[EvalIndex
     analysis = QueryAnalyzer(idx.extractor, 0).analyze(QUESTIONS["de"])
     paths = ("dense", "translate_dense")
     assert "translate_dense:en" in _retriever(idx, cfg, paths).retrieve(analysis).per_path
-    none = Retriever(cfg.retrieval.model_copy(update={"paths": paths, "dense_translate": ("zh",)}),
-                     idx.graph, idx.vectors, idx.embedder).retrieve(analysis)
-    assert not any(p.startswith("translate_dense") for p in none.per_path)
+    other = Retriever(cfg.retrieval.model_copy(update={"paths": paths, "dense_translate": ("zh",)}),
+                      idx.graph, idx.vectors, idx.embedder).retrieve(analysis)
+    assert "translate_dense:en" not in other.per_path
     english = QueryAnalyzer(idx.extractor, 0).analyze("Does radiotherapy worsen the prognosis?")
     assert not any(p.startswith("translate_dense") for p in _retriever(idx, cfg, paths).retrieve(english).per_path)
 
@@ -103,3 +103,25 @@ def test_cross_lingual_feedback_adds_the_first_passages_words(index: tuple[EvalI
     assert set(glossed.as_dict()) <= set(expanded.as_dict())
     assert _docs(idx, retriever.feedback_translated_paths(analysis, first, 10)["translate_feedback:en"])[0] == "rt"
     assert retriever.feedback_translated_paths(analysis, {}, 10) == {}  # nothing found first: no feedback
+
+
+def test_own_words_search_own_language_passages_and_dense_is_balanced(index: tuple[EvalIndex, object]) -> None:
+    from medgraph.retrieve.retriever import balanced
+    from medgraph.stores.vector import VectorHit
+
+    idx, cfg = index
+    analysis = QueryAnalyzer(idx.extractor, 0).analyze("Tumour relapse: Strahlentherapie der Lebermetastasen?", "de")
+    own = _retriever(idx, cfg, ("sparse",)).retrieve(analysis)
+    assert _docs(idx, own.per_path["sparse"]) == ["leber"]  # German words, German passages only
+    everywhere = Retriever(cfg.retrieval.model_copy(update={"paths": ("sparse",), "lexical_own_language": False}),
+                           idx.graph, idx.vectors, idx.embedder).retrieve(analysis)
+    assert "rt" in _docs(idx, everywhere.per_path["sparse"])  # before: the English passage by "tumour relapse"
+
+    def hit(cid: str, score: float, lang: str) -> VectorHit:
+        return VectorHit(cid, score, {"language": lang})
+    # Chinese passages score ~0.9 for a Chinese question whatever they say, English ones ~0.8:
+    # centred on its own language's mean, the English passage that stands out comes first
+    zh = [hit("z1", 0.91, "zh"), hit("z2", 0.90, "zh"), hit("z3", 0.90, "zh")]
+    en = [hit("e1", 0.88, "en"), hit("e2", 0.80, "en"), hit("e3", 0.79, "en")]
+    assert [h.chunk_id for h in balanced([zh, en], 4)][0] == "e1"
+    assert [h.chunk_id for h in balanced([zh, []], 2)] == ["z1", "z2"]  # one language: its own order

@@ -126,7 +126,8 @@ def test_retriever_fuses_with_the_question_languages_weights(tmp_path):
     try:
         rcfg = cfg.retrieval.model_copy(update={
             "paths": ("dense", "sparse", "feedback"), "weights": {"dense": 1.0, "sparse": 1.0, "feedback": 1.0},
-            "language_weights": {"de": {"sparse": 0.0, "feedback": 0.0}}})
+            "language_weights": {"de": {"sparse": 0.0, "feedback": 0.0}},
+            "lexical_own_language": False})  # the German words search the English passages too
         retriever = Retriever(rcfg, idx.graph, idx.vectors, idx.embedder)
         question = "Metformin Laktatazidose bei Niereninsuffizienz"
         de = retriever.retrieve(QueryAnalysis(question, "de"))

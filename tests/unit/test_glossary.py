@@ -49,6 +49,7 @@ def test_cedict_glosses_put_a_common_word_before_a_name() -> None:
     assert words["延长"][-1].startswith("Yanchang county")
     assert words["影响"] == ("influence", "effect", "affect")  # the measure word is no gloss; asides dropped
     assert "CL:股" not in " ".join(words["影响"])
+    assert words["误"] == ("mistake",)  # "erroneous variant of ..." is a reference, not a gloss
 
 
 def test_glossary_ranks_vocabulary_names_first_and_survives_a_round_trip(glossary: Glossary, tmp_path: Path) -> None:
@@ -154,3 +155,49 @@ def test_real_dictionaries_gloss_medical_and_everyday_words(full_vocab: object) 
     cut = dict(glossary.chinese("手卫生能预防医院感染吗"))
     assert "hygiene" in cut.get("卫生", ()) or "Hand Hygiene" in cut.get("手卫生", ())
     assert glossary.lookup("预后", "zh")[0].lower() == "prognosis"
+
+
+def test_glossary_read_backwards_from_english(glossary: Glossary) -> None:
+    assert glossary.from_english("prognosis", "zh") == ("预后",)
+    assert glossary.from_english("Prognoses", "de")[0] in ("Prognose", "Prognosen")  # plurals folded
+    assert glossary.from_english("radiotherapy", "de") == ("Strahlentherapie",)
+    assert glossary.from_english("hand", "zh") == ()  # a single character stands for no English word
+    assert glossary.from_english("no such gloss", "zh") == ()
+
+
+def test_english_and_chinese_questions_translated_into_german_through_english(glossary: Glossary) -> None:
+    translator = OntologyTranslator({MI.mesh_id: MI}.get, glossary=glossary)
+    en = QueryAnalysis("Does radiotherapy after heart attack affect the prognosis?", "en",
+                       (Mention(20, 32, "heart attack", MI.mesh_id),))
+    de = translator.translate(en, "de")
+    assert de is not None
+    assert (("Herzinfarkt", 1.0),) in de.groups
+    alternatives = [alt for group in de.groups for alt, _ in group]
+    assert "Strahlentherapie" in alternatives and "Prognose" in alternatives
+    assert "Does" not in alternatives  # question words carry nothing
+    zh_de = translator.translate(QueryAnalysis("放疗会影响预后吗？", "zh"), "de")  # Chinese → English → German
+    assert zh_de is not None and {"Strahlentherapie", "Prognose"} <= {a for g in zh_de.groups for a, _ in g}
+    assert translator.translate(QueryAnalysis("放疗会影响预后吗？", "zh"), "zh") is None
+
+
+def test_chinese_mentions_must_align_with_word_boundaries(glossary: Glossary) -> None:
+    bounds = glossary.chinese_boundaries("放疗会影响预后吗")
+    assert {0, 2, 3, 5, 7, 8} <= bounds and 1 not in bounds and 6 not in bounds
+    assert set(range(0, 6)) <= glossary.chinese_boundaries("HPV, 5")  # no Chinese: every offset
+
+
+def test_chinese_question_drops_a_name_matched_inside_a_word(tmp_path: Path) -> None:
+    from medgraph.config.models import LinkingConfig, NerConfig
+    from medgraph.link import EntityExtractor
+    from medgraph.retrieve.query import QueryAnalyzer
+    from tests.helpers import terms_vocabulary
+
+    vocab = terms_vocabulary(tmp_path, [("D007251", "en", "Influenza, Human"), ("D007251", "zh", "流感")])
+    analyzer = QueryAnalyzer(EntityExtractor(vocab, NerConfig(), LinkingConfig()), 0)
+    assert analyzer.analyze("流感会增加吗？", "zh").entity_ids == ["D007251"]
+    assert analyzer.analyze("分流感染会增加吗？", "zh").entity_ids == ["D007251"]  # no glossary: no word boundaries
+    vocab._glossary = build_glossary([("cedict", GLOSSARY / "cedict.txt")])
+    analyzer = QueryAnalyzer(EntityExtractor(vocab, NerConfig(), LinkingConfig()), 0)
+    assert analyzer.analyze("流感会增加吗？", "zh").entity_ids == ["D007251"]
+    shunt = analyzer.analyze("分流感染会增加吗？", "zh")  # 分流|感染: "influenza" straddles two words
+    assert shunt.entity_ids == [] and "shunt" in " ".join(a for g in shunt.glosses_in("en") for a, _ in g)
