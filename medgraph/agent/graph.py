@@ -45,6 +45,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, TypedDict
 
+from medgraph.generate.aspects import aspect_gap, gap_answer
 from medgraph.generate.base import Answer, disclaimer
 from medgraph.retrieve.fusion import rrf
 from medgraph.retrieve.types import Candidate, QueryAnalysis
@@ -292,6 +293,11 @@ async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     # recalled memories take the last places of the numbered context, at the usable floor: they
     # are quoted when the evidence does not say it better, and never crowd out more than half
     evidence = state["evidence"][: s.top_k - len(memories)] + memories
+    gap = aspect_gap(state["analysis"], state["evidence"], s.min_relevance, s.top_k)
+    if gap is not None:  # the evidence names the entity, not the aspect asked about: say so, every tier alike
+        answer = gap_answer(gap, state["analysis"])
+        write({"delta": answer.content})
+        return {"answer": answer}
     answer: Answer | None = None
     async for event in deps.generate(state["route"].tier, state["question"], state["analysis"], evidence):
         if "delta" in event:

@@ -154,6 +154,14 @@ def score_answer(query: AnswerQuery, answer: Any, evidence: Sequence[Any], laten
         "latency_ms": round(latency_ms, 1), "answer": answer.content,
         "citations": [{"number": c.number, "doc_id": c.doc_id, "page": c.page, "section": list(c.section_path),
                        "relevance": c.relevance} for c in answer.citations],
+        # the evidence the answer was composed from: its best relevance (what refusal is decided on)
+        # and whether a gold passage was among it (retrieval's share of a miss)
+        "top_relevance": round(max((float(c.relevance) for c in evidence), default=0.0), 4),
+        "gold_in_evidence": any(c.chunk is not None and _is_gold(query, c.chunk.doc_id, c.chunk.page)
+                                for c in evidence),
+        "evidence": [{"relevance": round(float(c.relevance), 4), "features": {k: round(v, 4) for k, v in c.features.items()},
+                      "gold": c.chunk is not None and _is_gold(query, c.chunk.doc_id, c.chunk.page)}
+                     for c in evidence[:8]],
     }
     if not query.answerable:
         return record

@@ -10,15 +10,19 @@ only in its lead line.
    question (``medgraph.generate.sentences``: passage relevance, IDF-weighted term overlap, the
    question's entities, the kind of answer asked for, finding vs aim, and with an embedder the
    dense question–sentence similarity; weights ``answer.sentence_weights``).
-3. Sentences below ``answer.min_sentence_score``, or below ``answer.relative_floor`` times the
+3. A question asking an aspect of an entity (adverse effects, dosage, contraindications, cost,
+   duration: ``medgraph.generate.aspects``) is answered only with sentences that state something
+   of that aspect, when there are any (when the evidence names the entity but not the aspect,
+   the agent replies so before any engine runs).
+4. Sentences below ``answer.min_sentence_score``, or below ``answer.relative_floor`` times the
    best sentence's score, are dropped; so are a document's aims and methods (role −1) when a
    finding or a neutral sentence of the same document is left (``answer.findings_first``); the
    best ones are kept, at most ``max_sentences`` and ``max_per_chunk`` per passage, in the
    order of the evidence and of the text.
-4. Quotes are in the asker's language or in English, never in a third language (a Chinese
+5. Quotes are in the asker's language or in English, never in a third language (a Chinese
    passage is no answer for a German reader; the English or German version of the same finding
    usually exists): with nothing left, the answer is a refusal.
-5. When some quoted sentence is in English and the question is not, a lead line in the asker's
+6. When some quoted sentence is in English and the question is not, a lead line in the asker's
    language says so and names the question's entities found (their MeSH names in that language):
    "Belege aus englischsprachigen Quellen zu Diabetes Mellitus:".
 """
@@ -29,6 +33,7 @@ from typing import Any
 
 from medgraph.config.models import AnswerConfig
 from medgraph.embed.base import dense_feature
+from medgraph.generate.aspects import addresses, asked_aspects
 from medgraph.generate.base import Answer, Citation, disclaimer, refusal
 from medgraph.generate.sentences import ScoredSentence, score_sentences
 from medgraph.retrieve.types import Candidate, QueryAnalysis
@@ -100,6 +105,10 @@ class ExtractiveComposer:
                                  self.cfg.dense_passages, self.cfg.dense_max_sentences)
         if not scored:
             return []
+        aspects = asked_aspects(analysis.text)
+        if aspects:  # an aspect asked of an entity: only sentences that state something of it answer
+            stating = [s for s in scored if any(addresses(s.sentence, a) for a in aspects)]
+            scored = stating or scored
         best = max(s.score for s in scored)
         floor = max(self.cfg.min_sentence_score, self.cfg.relative_floor * best)
         above = [s for s in scored if s.score >= floor]

@@ -33,8 +33,9 @@ Sentences lose a trailing list marker left by the splitter ("... care. f."); a l
 ("... include:") is no candidate. A sentence is a candidate when it has at least
 ``MIN_SENTENCE_TOKENS`` tokens, is not a reference
 list entry (``is_reference``: a References / Literatur / 参考文献 section, or citation marks such
-as "2014;42(1):12-6", "et al.", a URL) and shares a term or an entity with the question, or has a
-dense score.
+as "2014;42(1):12-6", "et al.", a URL) and shares a term or an entity with the question, has a
+dense score, or states an aspect the question asks (``medgraph.generate.aspects``: "intolerance"
+answers "side effects" without the words).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from dataclasses import dataclass, field
 
 from medgraph.config.models import DEFAULT_SENTENCE_WEIGHTS
 from medgraph.embed.lexical import tokenize
+from medgraph.generate.aspects import addresses, asked_aspects
 from medgraph.ingest.text import count_tokens, split_sentences
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
@@ -216,6 +218,7 @@ def score_sentences(analysis: QueryAnalysis, evidence: Sequence[Candidate], weig
     patterns = {mesh_id: [p for name in analysis.names_of(mesh_id) if (p := _name_pattern(name))]
                 for mesh_id in analysis.entity_ids}
     kinds = question_types(analysis.text)
+    aspects = asked_aspects(analysis.text)
     lang = analysis.language
     dense_scores: dict[tuple[int, int], float] = {}
     if dense is not None and dense_mode != "off":
@@ -238,8 +241,8 @@ def score_sentences(analysis: QueryAnalysis, evidence: Sequence[Candidate], weig
                 lexical = max(lexical, factor * sum(_idf(df[t], n) for t in counted & present) / total)
         named = tuple(m for m, ps in patterns.items() if any(p.search(sentence) for p in ps))
         sim = dense_scores.get((rank, pos))
-        if lexical == 0.0 and not named and sim is None:
-            continue
+        if lexical == 0.0 and not named and sim is None and not any(addresses(sentence, a) for a in aspects):
+            continue  # shares nothing with the question (a sentence stating an asked aspect may use other words)
         features = {
             "relevance": cand.relevance,
             "lexical": lexical,

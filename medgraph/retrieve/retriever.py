@@ -323,17 +323,23 @@ class Retriever:
         # the question's terms, and those of its translations (a German question's evidence may be English)
         questions = [(analysis.language, analysis.text), *(translations or [])]
         term_sets = [set(tokenize(text, language=lang)) for lang, text in questions]
+        # ... and its word-by-word translations: a source word counts as found when any of its glosses is
+        glossed = {lang: [[set(tokenize(alt, language=lang)) for alt, _ in group] for group in groups]
+                   for lang, groups in analysis.glosses}
         seeds = set(analysis.entity_ids)  # the question's own entities, not its seed bias
         best_ppr = max((c.path_scores.get("ppr", 0.0) for c in cands), default=0.0) or 1.0
         best_rrf = max((c.score for c in cands), default=0.0) or 1.0
         for cand in cands:
             cand.chunk = chunks.get(cand.chunk_id)
             parent = cand.chunk.parent_text if cand.chunk else ""
+            language = cand.chunk.language if cand.chunk else None
+            parent_terms = set(tokenize(parent, language=language))
             vec = vectors.get(cand.chunk_id)
             cand.features = {
                 "dense": dense_feature(self.embedder, float(np.dot(q_vec, vec)))
                 if q_vec is not None and vec is not None else 0.0,
-                "lexical": _lexical_overlap(term_sets, set(tokenize(parent, language=cand.chunk.language if cand.chunk else None))),
+                "lexical": max(_lexical_overlap(term_sets, parent_terms),
+                               _gloss_coverage(glossed.get(language or "", []), parent_terms)),
                 "entity": len(seeds & mentions.get(cand.chunk_id, set())) / len(seeds) if seeds else 0.0,
                 "ppr": cand.path_scores.get("ppr", 0.0) / best_ppr,
                 "rrf": cand.score / best_rrf,
@@ -365,6 +371,15 @@ def _hit(hit: Any, path: str) -> Candidate:
 def _has_incidence(graph: Any) -> bool:
     """Whether the store hands out its entity–chunk incidence (the in-process index's input)."""
     return any(callable(getattr(type(graph), name, None)) for name in ("incidence", "entity_chunk_pairs"))
+
+
+def _gloss_coverage(groups: list[list[set[str]]], text_terms: set[str]) -> float:
+    """The share of a translation's gloss groups (source words and entities) with an alternative all
+    of whose terms are in the text."""
+    groups = [g for g in groups if any(g)]
+    if not groups:
+        return 0.0
+    return sum(any(alt and alt <= text_terms for alt in group) for group in groups) / len(groups)
 
 
 def _lexical_overlap(term_sets: list[set[str]], text_terms: set[str]) -> float:

@@ -228,3 +228,28 @@ def test_events_stream_progress_deltas_and_the_final_state(world: dict[str, Any]
     deltas = "".join(e["delta"] for e in events if "delta" in e)
     final = events[-1]["final"]
     assert deltas == final["answer"].content and final["timings"]
+
+
+@pytest.mark.parametrize(("question", "language", "reply"), [
+    ("How much does hand hygiene cost?", "en", "The indexed sources mention Hand Hygiene but say nothing about cost."),
+    ("Was kostet die Händehygiene?", "de", "Die indexierten Quellen nennen Händehygiene, sagen aber nichts über Kosten."),
+    ("手卫生的费用是多少？", "zh", "已索引的文献提到了手卫生，但没有关于费用的内容。"),
+])
+def test_an_aspect_the_corpus_lacks_is_said_so_in_every_language(world: dict[str, Any], question: str,
+                                                                 language: str, reply: str) -> None:
+    """The corpus names hand hygiene, never its cost: every asker gets the same decision, in their
+    language, and no sentence that merely names hand hygiene is passed off as the answer."""
+    state = ask(world, question)
+    answer = state["answer"]
+    assert state["analysis"].language == language
+    assert answer.refused and answer.model_used == "aspect" and not answer.citations
+    assert answer.content == reply
+    assert world["calls"]["generate"] == 0  # decided before any tier runs
+
+
+def test_an_aspect_question_quotes_the_sentence_that_states_the_aspect(world: dict[str, Any]) -> None:
+    state = ask(world, "What are the side effects of metformin?")
+    answer = state["answer"]
+    assert not answer.refused and "diarrhea and nausea" in answer.content
+    assert "first-line drug" not in answer.content  # names metformin, says nothing of its side effects
+    check_citations(state)

@@ -94,8 +94,11 @@ def test_side_effect_question_is_answered_by_the_adverse_finding_not_the_study_a
     assert [c.chunk_id for c in answer.citations] == ["adv"]
     aim_only = ExtractiveComposer(AnswerConfig()).generate(analysis.text, analysis, evidence[:1])
     assert aim_only.citations and aim_only.citations[0].chunk_id == "aim"  # an aim, when a document says nothing else
-    kept = ExtractiveComposer(AnswerConfig(findings_first=False)).generate(analysis.text, analysis, evidence)
-    assert "To evaluate" in kept.content  # the rule, not the weights, keeps the aim out
+    # the rule, not the weights, keeps the aim out (asked without an aspect, which would keep it out too)
+    studied = QueryAnalysis("Which effects of metformin were studied in type 2 diabetes?", "en", (METFORMIN,))
+    kept = ExtractiveComposer(AnswerConfig(findings_first=False)).generate(studied.text, studied, evidence)
+    assert "To evaluate" in kept.content
+    assert "To evaluate" not in ExtractiveComposer(AnswerConfig()).generate(studied.text, studied, evidence).content
 
 
 def test_idf_weighting_makes_the_missing_question_term_count():
