@@ -10,15 +10,19 @@ from serve.api_app import Caller, IngressBase, app, error_responses
 from serve.api_models import CHUNK_ID, MESH_ID, Text
 
 
-def entity_body(found: dict[str, Any], lang: str | None) -> dict[str, Any]:
+def entity_body(found: dict[str, Any], lang: str | None, names_in: str | None = None) -> dict[str, Any]:
+    """``lang``: the language the entity was asked in (its names in that language only);
+    ``names_in``: the language every shown name is in (the reader's; default ``lang``), English where
+    an entity has no name in it."""
     entity = found["entity"]
     nodes = found["nodes"]
+    shown = names_in or lang
 
     def names(e: Any) -> dict[str, list[str]]:
         return {lang: e.names.get(lang, [])} if lang else dict(e.names)
 
     def display(e: Any) -> str:
-        localised = e.names.get(lang, []) if lang else []
+        localised = e.names.get(shown, []) if shown and shown != "en" else []
         return str(localised[0]) if localised else str(e.name)
 
     return {
@@ -41,9 +45,12 @@ class GraphRoutes(IngressBase):
         lang: Literal["en", "de", "zh"] | None = None,
         hops: int = Query(default=1, ge=1, le=2),
         limit: int = Query(default=25, ge=1, le=200),
+        names_in: Literal["en", "de", "zh"] | None = None,
     ) -> dict[str, Any]:
         """An entity and its neighbourhood: by ``name`` (any language, linked to MeSH) or by ``id``
-        (a MeSH descriptor ID, looked up as it is: what the explorer sends to expand a node)."""
+        (a MeSH descriptor ID, looked up as it is: what the explorer sends to expand a node).
+        ``names_in``: the language the entity's and its neighbours' names are shown in (the reader's;
+        English where one has no name in it), whatever language the name was asked in."""
         if (name is None) == (mesh_id is None):
             raise HTTPException(400, "give exactly one of name (an entity name, linked to MeSH) "
                                      "or id (a MeSH descriptor ID such as D063373)")
@@ -56,7 +63,7 @@ class GraphRoutes(IngressBase):
         if found is None:
             what = f"{mesh_id} ({name!r})" if name is not None else mesh_id
             raise HTTPException(404, f"{what} is not mentioned in the corpus")
-        return entity_body(found, lang)
+        return entity_body(found, lang, names_in)
 
     @app.get("/graph/edge", responses=error_responses(404, 429, 503))
     async def graph_edge(

@@ -308,7 +308,7 @@ async function exploreFrom(params, view) {
   fill(view.card, t("loading"));
   const limit = Math.min(200, Number(params.limit) || 50);
   const [found, lib] = await Promise.all([
-    api(`/graph/entity?${query({ name: params.id ? undefined : params.name, id: params.id, lang: params.lang, limit })}`),
+    api(`/graph/entity?${query({ name: params.id ? undefined : params.name, id: params.id, lang: params.lang, limit, names_in: language() })}`),
     cytoscape ? Promise.resolve(cytoscape) : import("./vendor/cytoscape.esm.min.mjs").then((m) => m.default),
   ]);
   cytoscape = lib;
@@ -365,7 +365,7 @@ function draw(g, focus) {
 
 async function expand(g, id) {
   try {
-    const found = await api(`/graph/entity?${query({ id, lang: g.lang, limit: 25 })}`);
+    const found = await api(`/graph/entity?${query({ id, lang: g.lang, limit: 25, names_in: language() })}`);
     addFound(g, found);
     draw(g, id);
     showEntity(g, found);

@@ -140,6 +140,10 @@ def test_graph_entity_by_id_is_the_entity_by_name(app_url):
     assert by_id.json()["neighbours"] and by_id.json()["names"]["en"]
     german = _entity(app_url, id=HAND_HYGIENE, lang="de").json()
     assert set(german["names"]) == {"de"} and german["mesh_id"] == HAND_HYGIENE
+    # the reader's language for every shown name, whatever language the name was asked in
+    shown = _entity(app_url, name="hand hygiene", names_in="de").json()
+    assert german["names"]["de"] and shown["name"] == german["names"]["de"][0] != by_name.json()["name"]
+    assert shown["mesh_id"] == HAND_HYGIENE and set(shown["names"]) == set(by_name.json()["names"])
     for params in ({}, {"name": "hand hygiene", "id": HAND_HYGIENE}, {"hops": 2}):
         r = _entity(app_url, **params)
         assert r.status_code == 400 and "exactly one of name" in r.json()["detail"], (params, r.text)
