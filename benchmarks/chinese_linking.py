@@ -16,7 +16,11 @@ Printed as JSON: linked mentions and distinct MeSH IDs before / after, by method
 random sample with its context for reading by hand (``--sample-out FILE`` writes it as TSV).
 
     python benchmarks/chinese_linking.py [--config configs/local.yaml] [--records 1-8658 | --liver]
-        [--set ner.chinese_words=true] [--sample 60] [--sample-seed 1] [--sample-out sample.tsv]
+        [--set ner.chinese_words=true] [--baseline-set linking.dictionary_compose=false]
+        [--sample 60] [--sample-seed 1] [--sample-out sample.tsv]
+
+With ``--baseline-set``, "before" is the same config and vocabulary with those overrides (one
+setting measured on its own) instead of the vocabulary without CC-CEDICT.
 """
 
 from __future__ import annotations
@@ -70,8 +74,8 @@ def _context(text: str, m: Mention, width: int = 16) -> str:
     return f"{text[max(0, m.start - width):m.start]}[[{m.surface}]]{text[m.end:m.end + width]}"
 
 
-def measure(cfg: Any, texts: list[str], sample: int, seed: int) -> dict[str, Any]:
-    base_cfg = without_cedict(cfg)
+def measure(cfg: Any, texts: list[str], sample: int, seed: int, base_cfg: Any = None) -> dict[str, Any]:
+    base_cfg = base_cfg or without_cedict(cfg)
     vocab = load_or_build(cfg.vocabulary)
     runs: dict[str, list[list[Mention]]] = {}
     seconds: dict[str, float] = {}
@@ -119,6 +123,9 @@ def main() -> None:
     ap.add_argument("--liver", action="store_true", help="the liver-cancer dialogues (the test set) instead")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="config override for 'after', e.g. ner.chinese_words=true (the gazetteer's words)")
+    ap.add_argument("--baseline-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="'before' is the config with these overrides, on the same vocabulary (instead of the "
+                         "vocabulary without cedict), e.g. linking.dictionary_compose=false")
     ap.add_argument("--sample", type=int, default=60)
     ap.add_argument("--sample-seed", type=int, default=1)
     ap.add_argument("--sample-out", default=None, help="write the hand-check sample as TSV")
@@ -131,7 +138,8 @@ def main() -> None:
     texts = dialogues(root) if args.liver else records(root, int(first), int(last or first))
     if not texts:
         ap.error(f"no Huatuo records in {args.records}")
-    result = measure(cfg, texts, args.sample, args.sample_seed)
+    base_cfg = load_config(args.config, [*args.set, *args.baseline_set]) if args.baseline_set else None
+    result = measure(cfg, texts, args.sample, args.sample_seed, base_cfg)
     if args.sample_out:
         with open(args.sample_out, "w", encoding="utf-8") as fh:
             fh.write("correct\tsurface\tmesh_id\tname\tmethod\tcontext\n")

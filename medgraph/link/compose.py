@@ -21,14 +21,21 @@ How a surface is cut into parts:
 
 The morpheme tables hold only general word-formation elements of medical terms (disease heads, the
 neoplasm heads, deficiency / failure / calculus, course and origin modifiers), not names.
+
+``Composer.dictionary_glosses`` is the fallback the linker tries next: parts the names and morphemes do
+not know are glossed by the general dictionaries of the vocabulary's glossary
+(``medgraph.ontology.glossary``: Ding, CC-CEDICT), each gloss kept only when all its words are words of
+the English names (``手卫生`` → hand · hygiene → Hand Hygiene; ``Händedesinfektion`` → hand ·
+disinfection). The whole English phrase must still be a name.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from medgraph.ontology.glossary import CHINESE_FUNCTION_WORDS, Glossary
 from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_DICTIONARY, RANK_MINED, Vocabulary, is_acronym
 from medgraph.text.keys import has_cjk, match_key, norm_key
 from medgraph.text.variants import DE_FUNCTION_WORDS, FUGEN, de_stem, loan_spellings, umlaut_folded
@@ -36,6 +43,10 @@ from medgraph.text.variants import DE_FUNCTION_WORDS, FUGEN, de_stem, loan_spell
 MAX_GLOSSES = 4  # English terms kept per descriptor (shortest distinct first)
 MAX_PHRASES = 48  # English candidate phrases per surface
 MAX_ZH_PART = 12  # longest Chinese part tried by the segmenter
+DICTIONARY_GLOSSES = 3  # general-dictionary glosses tried per part
+# words that make a dictionary gloss a phrase, not a part of a name ("lead in", "all of", "or")
+EN_GLUE = frozenset("a an the of in on at to for by with or and as all be is are from into out up off over "
+                    "not no so such than this that it its one sb sth".split())
 MIN_DE_PART = 3
 # a composed phrase counts only against names, synonyms and forms mined from annotated text at least
 # this often: rarer mined forms carry their corpus's reading ("nausea, vomiting" was annotated as
@@ -253,4 +264,51 @@ class Composer:
         if has_cjk(surface):
             return self.chinese(surface)
         return self.german(surface) if language == "de" else []
+
+    # --- the general dictionaries, where the names and morphemes know no part -----------------
+
+    def _dictionary_options(self, glosses: Sequence[str], first_only: bool = False) -> list[str]:
+        """A part's dictionary glosses that can be part of an English name: every word a content word
+        of the vocabulary's English names (no "lead in", "all of", "or"), at most
+        ``DICTIONARY_GLOSSES`` (``first_only``: the main sense alone, for a single Chinese character,
+        which has many)."""
+        out = []
+        for gloss in glosses[:1] if first_only else glosses:
+            key = match_key(gloss)
+            words = key.split()
+            if words and all(w in self.english_words and w not in EN_GLUE for w in words) and key not in out:
+                out.append(key)
+        return out[:DICTIONARY_GLOSSES]
+
+    def dictionary_glosses(self, surface: str, language: str, glossary: Glossary) -> list[str]:
+        """English candidate phrases of a German or Chinese surface whose parts the glossary knows
+        and the vocabulary's names do not (``Händedesinfektion`` → hand · disinfection, ``手卫生`` →
+        hand · hygiene): each part by its names and morphemes where it has them, else by its general
+        dictionary glosses. The linker tries these after ``glosses`` found nothing."""
+        options: list[list[str]] = []
+        parts = 0  # source parts glossed: a composition joins two or more (one word is a dictionary lookup)
+        if has_cjk(surface):
+            text = _ZH_ASIDE.sub("", surface)
+            for segment, found in glossary.chinese(text):
+                if segment in ZH_DROPPED or (not found and segment in CHINESE_FUNCTION_WORDS):
+                    continue
+                options.append(list(self.zh.get(segment, ())) or self._dictionary_options(found, len(segment) == 1))
+                parts += 1
+        elif language == "de":
+            for word in surface.split():
+                if match_key(word) in DE_FUNCTION_WORDS or word.lower() in DE_FUNCTION_WORDS:
+                    return []  # "sowie Augentropfen", "für Allgemeinchirurgie": not one term
+                own = self._de_word(word.lower())
+                if own:
+                    options.append(own)
+                    parts += 1
+                    continue
+                if not word[:1].isupper():
+                    return []  # an adjective the names do not know: its dictionary senses are no medical modifier
+                groups = [self._dictionary_options(g) for g in glossary.german(word)]
+                if not groups or any(not g for g in groups):
+                    return []
+                options.append([" ".join(c) for c in itertools.islice(itertools.product(*groups), MAX_PHRASES)])
+                parts += len(groups)
+        return self._phrases(options, surface) if parts >= 2 else []
 

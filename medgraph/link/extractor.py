@@ -13,8 +13,10 @@ kept only when the linker's compose step links them (a whole English name, so th
 precise): German words of at least ``MIN_DE_CANDIDATE`` letters that no mention covers
 (``Schilddrüsenkrebs``) and an adjective with the noun after it (``chronische Nierenerkrankung``,
 which then replaces the noun's own mention); Chinese runs of two or three adjacent pieces, each a
-gazetteer mention or a word-formation morpheme (``甲状腺`` + ``恶性肿瘤`` → Thyroid Neoplasms,
-replacing the piece mentions).
+gazetteer mention, a word-formation morpheme or a word of the glossary's segmentation (``甲状腺`` +
+``恶性肿瘤`` → Thyroid Neoplasms, replacing the piece mentions; ``手`` + ``卫生`` → Hand Hygiene),
+starting and ending on a word boundary of that segmentation, and not on an adjectival particle
+(not ``性肝病`` of 脂肪|性|肝病: the 性 belongs to the word before it).
 
 Model tier (``ner.kind: cascade``): after the two dictionary stages, GLiNER and the per-language
 token-classification model run over the whole batch (``extract_many``; ``extract`` is a batch of
@@ -61,6 +63,9 @@ class EntityExtractor:
         self.vocab = vocab
         self.ner = GazetteerNER(vocab, ner_cfg)
         self.linker = Linker(vocab, link_cfg)
+        # the general dictionaries in the compose candidates (linking.dictionary_compose): true, or only
+        # in the copy question analysis uses ("queries")
+        self.dictionary_compose = self.linker.cfg.dictionary_compose is True
         self.cascade: CascadeNER | None = None
         if self.ner.cfg.kind == "cascade":
             from medgraph.extract.cascade import CascadeNER  # the model passes load here (torch, gliner)
@@ -71,10 +76,12 @@ class EntityExtractor:
         """This extractor as question analysis uses it (``GazetteerNER.for_queries``): a copy sharing
         the linker and models when its gazetteer differs for questions, else itself."""
         ner = self.ner.for_queries()
-        if ner is self.ner:
+        dictionary = bool(self.linker.cfg.dictionary_compose)
+        if ner is self.ner and dictionary == self.dictionary_compose:
             return self
         twin = copy.copy(self)
         twin.ner = ner
+        twin.dictionary_compose = dictionary
         return twin
 
     @staticmethod
@@ -116,7 +123,7 @@ class EntityExtractor:
         return kept + [a for a in added if a.mesh_id]
 
     def _composed(self, text: str, start: int, end: int, language: str) -> Mention | None:
-        res = self.linker.compose(text[start:end], language)
+        res = self.linker.compose(text[start:end], language, dictionary=self.dictionary_compose)
         if res is None or res.mesh_id is None:
             return None
         return Mention(start, end, text[start:end], res.mesh_id, res.category, res.method, res.score)
@@ -143,6 +150,7 @@ class EntityExtractor:
 
     def _chinese_candidates(self, text: str, mentions: list[Mention]) -> list[Mention]:
         pieces = sorted({(m.start, m.end) for m in mentions if m.surface and is_cjk(m.surface[0])})
+        glossary = self.vocab.glossary if self.dictionary_compose else None
         for run in _CJK_RUN.finditer(text):
             chunk = run.group()
             for morpheme in ZH_MORPHEMES:
@@ -150,6 +158,12 @@ class EntityExtractor:
                 while i >= 0:
                     pieces.append((run.start() + i, run.start() + i + len(morpheme)))
                     i = chunk.find(morpheme, i + 1)
+            if glossary is not None and glossary.languages():  # the dictionary's words (手 · 卫生)
+                pos = run.start()
+                for word, glosses in glossary.chinese(chunk):
+                    if glosses:
+                        pieces.append((pos, pos + len(word)))
+                    pos += len(word)
         by_start: dict[int, list[int]] = {}
         for start, end in pieces:
             by_start.setdefault(start, []).append(end)
@@ -161,6 +175,9 @@ class EntityExtractor:
                        for e2 in by_start.get(s2, ())]
                 spans.update((start, e) for e in nxt)
                 ends = nxt
+        if glossary is not None and glossary.languages():  # a span must not start or end inside a word
+            bounds = glossary.chinese_boundaries(text)
+            spans = {(a, b) for a, b in spans if a in bounds and b in bounds and text[a] not in ZH_DROPPED}
         found: list[Mention] = []
         for start, end in sorted(spans, key=lambda se: (se[0] - se[1], se[0])):  # longest first
             if not any(_overlaps(f, start, end) for f in found):

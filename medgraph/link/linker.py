@@ -20,7 +20,9 @@ Cascade (first hit wins; deterministic):
    ``Wilms tumours``; at least two words kept), through steps 2-3.
 6. ``compose``: a German or Chinese surface glossed part by part into English
    (``medgraph.link.compose``: ``Schilddrüsenkrebs`` → thyroid neoplasms, ``急性肾衰竭`` → acute renal
-   failure), the English phrase looked up through steps 2-3 and the neoplasm head.
+   failure), the English phrase looked up through steps 2-3 and the neoplasm head; then, with
+   ``linking.dictionary_compose``, parts only the general dictionaries know (``手卫生`` → hand ·
+   hygiene → Hand Hygiene; method ``compose_dictionary``).
 7. ``language``: German and Chinese spelling variants (``medgraph.text.variants``), for a
    surface in German (``language="de"``) or written in CJK: the vocabulary's generated German forms
    (``Vocabulary.german_index``: inflected German names, German spellings of English names), German
@@ -68,6 +70,8 @@ SCORE_COMPOSITE = 0.9
 SCORE_VARIANT = 0.85
 SCORE_LANGUAGE = 0.85
 SCORE_COMPOSED = 0.8
+SCORE_DICTIONARY_COMPOSED = 0.75
+COMPOSE_CACHE = 200_000  # compose results kept per linker
 FUZZY_GERMAN_FORMS = 4  # loan-word spellings of a German surface also searched by TF-IDF
 SCORE_GENERAL = 0.75
 SCORE_HEAD = 0.6
@@ -106,6 +110,7 @@ class Linker:
         self._dense = dense
         self._german: tuple[GermanLexicon, Index] | None = None
         self._composer: Composer | None = None
+        self._composed: dict[tuple[str, str, bool], LinkResult | None] = {}
 
     @property
     def dense(self) -> Any:
@@ -198,16 +203,34 @@ class Linker:
             self._composer = Composer(self.vocab)
         return self._composer
 
-    def compose(self, surface: str, language: str) -> LinkResult | None:
-        """Step 6 alone: the surface glossed into English (``medgraph.link.compose``), or ``None``."""
+    def compose(self, surface: str, language: str, dictionary: bool | None = None) -> LinkResult | None:
+        """Step 6 alone: the surface glossed into English (``medgraph.link.compose``), or ``None``;
+        ``dictionary``: with the general dictionaries' parts too (default: unless
+        ``linking.dictionary_compose`` is false; the extractor passes whether they apply to its
+        text). Results are cached per (surface, language, dictionary): the extractor tries the same
+        spans in every chunk."""
         if not (self.cfg.normalise and self.cfg.compose) or not (language == "de" or has_cjk(surface)):
             return None
+        dictionary = bool(self.cfg.dictionary_compose) if dictionary is None else dictionary
+        key = (surface, language, dictionary)
+        if key not in self._composed:
+            if len(self._composed) >= COMPOSE_CACHE:
+                self._composed.pop(next(iter(self._composed)))  # the oldest first
+            self._composed[key] = self._compose(surface, language, dictionary)
+        return self._composed[key]
+
+    def _compose(self, surface: str, language: str, dictionary: bool) -> LinkResult | None:
         phrases = self.composer.glosses(surface, language)
         neoplasms = [_NEOPLASM_WORDS.sub("neoplasms", p) for p in phrases if _NEOPLASM_WORDS.search(p)]
         for phrase in (*phrases, *neoplasms):
             mesh_id = self.composer.lookup(phrase)
             if mesh_id is not None:
                 return self._result(mesh_id, "compose", SCORE_COMPOSED)
+        if dictionary and self.vocab.glossary.languages():
+            for phrase in self.composer.dictionary_glosses(surface, language, self.vocab.glossary):
+                mesh_id = self.composer.lookup(phrase)
+                if mesh_id is not None:
+                    return self._result(mesh_id, "compose_dictionary", SCORE_DICTIONARY_COMPOSED)
         return None
 
     def _language(self, surface: str, language: str) -> LinkResult | None:

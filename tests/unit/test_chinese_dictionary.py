@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from medgraph.config.models import NerConfig, VocabularyConfig, VocabularySource
+from medgraph.config.models import LinkingConfig, NerConfig, VocabularyConfig, VocabularySource
 from medgraph.extract.ner import GazetteerNER
 from medgraph.link import EntityExtractor
 from medgraph.link.linker import Linker
@@ -123,8 +123,11 @@ def test_questions_see_the_words_and_documents_do_not_by_default(vocab: Vocabula
     assert [m.surface for m in extractor.extract(text, "zh")] == []  # the question's copy is apart
     off = EntityExtractor(vocab, NerConfig(chinese_words=False))
     assert QueryAnalyzer(off, 0).analyze(text, "zh").mentions == ()
-    on = EntityExtractor(vocab, NerConfig(chinese_words=True))
+    on = EntityExtractor(vocab, NerConfig(chinese_words=True), LinkingConfig(dictionary_compose=True))
     assert on.for_queries() is on and [m.surface for m in on.extract(text, "zh")] == ["卵巢"]
+    # corpus text and questions differ in another setting (linking.dictionary_compose: queries): a copy
+    words = EntityExtractor(vocab, NerConfig(chinese_words=True))
+    assert words.for_queries() is not words and words.for_queries().dictionary_compose
 
 
 def test_the_gazetteer_matches_words_on_word_boundaries_when_asked(vocab: Vocabulary) -> None:

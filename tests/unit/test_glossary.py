@@ -201,3 +201,50 @@ def test_chinese_question_drops_a_name_matched_inside_a_word(tmp_path: Path) -> 
     assert analyzer.analyze("流感会增加吗？", "zh").entity_ids == ["D007251"]
     shunt = analyzer.analyze("分流感染会增加吗？", "zh")  # 分流|感染: "influenza" straddles two words
     assert shunt.entity_ids == [] and "shunt" in " ".join(a for g in shunt.glosses_in("en") for a, _ in g)
+
+
+def _linking_vocab(tmp_path: Path) -> object:
+    from tests.helpers import terms_vocabulary
+
+    vocab = terms_vocabulary(tmp_path, [("D063373", "en", "Hand Hygiene"), ("D008107", "en", "Liver Diseases"),
+                                        ("D008107", "zh", "肝病"), ("D000001", "en", "Lead"),
+                                        ("D005223", "en", "Fats"), ("D006235", "en", "Hand Disinfection"),
+                                        ("D006225", "en", "Hands")])
+    vocab._glossary = build_glossary([("cedict", GLOSSARY / "cedict.txt"), ("ding", GLOSSARY / "de-en.txt")])
+    return vocab
+
+
+def test_parts_only_the_general_dictionaries_know_compose_a_name(tmp_path: Path) -> None:
+    from medgraph.config.models import LinkingConfig
+    from medgraph.link.linker import Linker
+
+    vocab = _linking_vocab(tmp_path)
+    linker = Linker(vocab, LinkingConfig())
+    hh = linker.compose("手卫生", "zh")  # 手 "hand" + 卫生 "hygiene": a whole English name
+    assert hh is not None and hh.mesh_id == "D063373" and hh.method == "compose_dictionary"
+    assert Linker(vocab, LinkingConfig(dictionary_compose=False)).compose("手卫生", "zh") is None
+    assert linker.compose("卫生", "zh") is None  # one part: a dictionary lookup, not a composition
+    composer = linker.composer
+    assert composer.dictionary_glosses("Händedesinfektion", "de", vocab.glossary) == ["hands disinfection"]
+    assert linker.compose("Händedesinfektion", "de").mesh_id == "D006235"  # type: ignore[union-attr]
+    assert composer.dictionary_glosses("Lokal", "de", vocab.glossary) == []  # one word, however many glosses
+    assert composer.dictionary_glosses("für Desinfektion", "de", vocab.glossary) == []  # a function word: no term
+
+
+def test_chinese_candidates_are_words_of_the_segmentation(tmp_path: Path) -> None:
+    from medgraph.config.models import LinkingConfig, NerConfig
+    from medgraph.link import EntityExtractor
+
+    vocab = _linking_vocab(tmp_path)
+    corpus = EntityExtractor(vocab, NerConfig(), LinkingConfig())  # default: questions only
+    question = corpus.for_queries()
+    assert question is not corpus and question.dictionary_compose and not corpus.dictionary_compose
+    found = {(m.surface, m.mesh_id) for m in question.extract("手卫生能预防感染吗？", "zh")}
+    assert ("手卫生", "D063373") in found
+    assert "手卫生" not in {m.surface for m in corpus.extract("手卫生能预防感染吗？", "zh")}
+    everywhere = EntityExtractor(vocab, NerConfig(), LinkingConfig(dictionary_compose=True))
+    assert "手卫生" in {m.surface for m in everywhere.extract("手卫生能预防感染吗？", "zh")}
+    fatty = {m.surface for m in question.extract("脂肪性肝病会复发吗？", "zh")}
+    assert "肝病" in fatty and "性肝病" not in fatty  # the 性 belongs to 脂肪性
+    off = EntityExtractor(vocab, NerConfig(), LinkingConfig(dictionary_compose=False)).for_queries()
+    assert "手卫生" not in {m.surface for m in off.extract("手卫生能预防感染吗？", "zh")}
