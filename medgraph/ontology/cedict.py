@@ -62,16 +62,21 @@ def primary_sense(glosses: str) -> str:
     return " ".join(alternative.split()).strip(" ,.")
 
 
-def read_cedict(fh: IO[str]) -> Iterator[CedictPair]:
-    """``(simplified headword, English primary sense, 0)`` for every entry that can name a thing."""
-    seen: set[str] = set()
+def _entries(fh: IO[str]) -> Iterator[tuple[str, str, str]]:
+    """``(simplified headword, pinyin, glosses)`` of every entry line (comments skipped)."""
     for line in fh:
         if line.startswith("#"):
             continue
         match = _ENTRY.match(line)
-        if match is None:
-            continue
-        _traditional, simplified, pinyin, glosses = match.groups()
+        if match is not None:
+            _traditional, simplified, pinyin, glosses = match.groups()
+            yield simplified, pinyin, glosses
+
+
+def read_cedict(fh: IO[str]) -> Iterator[CedictPair]:
+    """``(simplified headword, English primary sense, 0)`` for every entry that can name a thing."""
+    seen: set[str] = set()
+    for simplified, pinyin, glosses in _entries(fh):
         if simplified in seen or not _CJK_ONLY.match(simplified) or any(c.isupper() for c in pinyin):
             continue
         english = primary_sense(glosses)
@@ -114,13 +119,7 @@ def read_cedict_glosses(fh: IO[str], per_word: int = 6) -> Iterator[tuple[str, t
     simplified word are merged, common words' entries first (``延长`` prolong before the county)."""
     common: dict[str, list[str]] = {}
     names: dict[str, list[str]] = {}
-    for line in fh:
-        if line.startswith("#"):
-            continue
-        match = _ENTRY.match(line)
-        if match is None:
-            continue
-        _traditional, simplified, pinyin, glosses = match.groups()
+    for simplified, pinyin, glosses in _entries(fh):
         if not re.search("[\u4e00-\u9fff]", simplified):
             continue
         out: list[str] = []

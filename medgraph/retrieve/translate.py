@@ -12,8 +12,8 @@ or ``None`` when nothing was translated.
 
 Every linked mention becomes the names of its MeSH entity in the target language (up to
 ``names_per_entity``: the preferred name first, then synonyms, inverted forms such as "Infarction,
-Myocardial" skipped), sharing one unit of weight like a word's glosses. The words around the entities (the residue) depend on
-the two languages:
+Myocardial" skipped), sharing one unit of weight like a word's glosses. The words around the
+entities (the residue) depend on the two languages:
 
 - German / Chinese → English: each word gets the English glosses of the vocabulary's glossary
   (``medgraph.ontology.glossary``: the Ding and CC-CEDICT dictionaries; German lemmas and compounds,
@@ -23,9 +23,12 @@ the two languages:
   ``nekrotisierende`` → necrotizing) at full weight; they match nothing when they are not English.
   Chinese function words and question particles have no gloss; Latin-script words and numbers
   (acronyms, drug names, doses) stay as written.
-- anything → Chinese, English → German: the residue stays as written (drug names are often
-  written in Latin letters in Chinese text), each word at weight 1; Chinese words are dropped from
-  a German target (they cannot match Latin-script text).
+- English → German / Chinese, German ↔ Chinese: through English: an English question's words and
+  phrases (up to three words), or a German or Chinese word's English glosses, are read backwards in
+  the glossary (``Glossary.from_english``: prognosis → Prognose, 预后); a word with no target word stays
+  as written where it can match the target's text (Latin letters and digits: drug names and
+  acronyms appear so in Chinese text too). Without a glossary the residue stays as written, each
+  word at weight 1 (Chinese words dropped from a German target).
 
 The lexical paths search the groups with their weights (``Embedder.embed_query_glossed``); the
 multilingual dense path carries the question's meaning by itself.
@@ -48,7 +51,6 @@ from medgraph.text.variants import DE_FUNCTION_WORDS, loan_spellings
 
 _CJK_RUN = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
 _IDEOGRAPHS = re.compile("([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)")
-_LETTERS = re.compile(r"[^\W\d_]+")  # a word's letter runs (hyphenated parts and digits split off)
 _WORD = re.compile(r"[^\W_]+")  # letters and digits
 _CJK_OR_WORD = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\\W_]+")  # in text order
 _LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]*")
