@@ -51,6 +51,9 @@ class AnalyzerService:
             self.extractor.linker.composer  # noqa: B018
         if cfg.linking.tfidf:  # the fuzzy name index (explorer lookups), built beside the first requests
             threading.Thread(target=lambda: self.extractor.linker.tfidf, name="tfidf-warm-up", daemon=True).start()
+        glossary = vocab.glossary  # read now; its tables for translating into German and Chinese (~5 s) beside
+        threading.Thread(target=lambda: [glossary.from_english("warm-up", lang) for lang in glossary.languages()],
+                         name="glossary-warm-up", daemon=True).start()
 
     def analyze(self, question: str, language: str | None = None) -> QueryAnalysis:
         return self.analyzer.analyze(question, language)

@@ -145,15 +145,20 @@ class TieredAnalysisCache:
         self.shared.put(key, analysis)
 
 
+ANALYSIS_FORMAT = 2  # bump when QueryAnalysis gains or changes a field (2: the translations' gloss groups)
+
+
 def analysis_version(cfg: MedGraphConfig, vocab: Any) -> str:
     """A short hash of what an analysis depends on: the vocabulary's manifest (its fingerprint
-    and counts) and the NER, linking and translation settings."""
+    and counts), the NER, linking and translation settings and the analysis format."""
     parts = {
         "vocab": getattr(vocab, "manifest", {}),
         "ner": cfg.ner.model_dump(mode="json"),
         "linking": cfg.linking.model_dump(mode="json"),
         "languages": list(cfg.retrieval.languages),
         "names_per_entity": cfg.retrieval.names_per_entity,
+        "glosses_per_word": cfg.retrieval.glosses_per_word,
+        "format": ANALYSIS_FORMAT,
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

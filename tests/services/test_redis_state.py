@@ -372,7 +372,7 @@ class _Extractor:
     def __init__(self) -> None:
         self.calls = 0
         entity = SimpleNamespace(name="Diabetes Mellitus", names={"de": ["Diabetes mellitus"], "zh": ["糖尿病"]})
-        self.vocab = SimpleNamespace(get=lambda mesh_id: entity if mesh_id == "D003920" else None)
+        self.vocab = SimpleNamespace(get=lambda mesh_id: entity if mesh_id == "D003920" else None, glossary=None)
 
     def for_queries(self) -> _Extractor:  # the question-analysis copy: the same stand-in
         return self
