@@ -49,7 +49,7 @@ from medgraph.text.variants import FUGEN
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: medical senses read off the vocabulary's names (terminology_senses)
 FILE_NAME = "glossary.pkl"
 PIVOT = "en"  # the language every gloss is in: German and Chinese words are glossed in English
 SOURCES = frozenset({"translation_pairs", "babelon", "ding", "cedict"})  # vocabulary source kinds it reads
@@ -202,6 +202,7 @@ def build_glossary(sources: Iterable[tuple[str, Path]], entities: Iterable[Entit
     from medgraph.ontology.ding import read_ding_glosses
     from medgraph.ontology.sources import read_babelon, read_translation_pairs
 
+    entities = list(entities)
     dictionaries = {"ding": ("de", read_ding_glosses), "cedict": ("zh", read_cedict_glosses)}
     pairs = {"translation_pairs": read_translation_pairs, "babelon": read_babelon}
     tables: dict[str, dict[str, list[str]]] = {"de": {}, "zh": {}}
@@ -225,6 +226,7 @@ def build_glossary(sources: Iterable[tuple[str, Path]], entities: Iterable[Entit
                 if row.lang in tables and row.en:
                     add(row.lang, row.value, [row.en])
                     counts["term_pairs"] += 1
+    general: dict[str, dict[str, tuple[str, ...]]] = {"de": {}, "zh": {}}  # the dictionaries' words alone
     for kind, path in sources:
         if kind in dictionaries:
             language, reader = dictionaries[kind]
@@ -232,9 +234,75 @@ def build_glossary(sources: Iterable[tuple[str, Path]], entities: Iterable[Entit
             with opener(path, "rt", encoding="utf-8") as fh:
                 for word, glosses in reader(fh):
                     add(language, word, glosses)
+                    general[language].setdefault(word, tuple(glosses))
             counts[kind] = str(path)
     words = {lang: {w: tuple(g) for w, g in table.items() if g} for lang, table in tables.items()}
+    senses = terminology_senses(entities, general["de"]) if general["de"] else {}
+    medical = {n.lower() for e in entities for n in e.names.get(PIVOT, [e.name])}
+    for word, found in senses.items():
+        words["de"][word] = _with_senses(words["de"].get(word, ()), found, medical, per_word)
+    counts["terminology_senses"] = len(senses)
     return Glossary(words, {**counts, "words": {lang: len(w) for lang, w in words.items()}})
+
+
+def _with_senses(glosses: tuple[str, ...], senses: list[str], medical: set[str], per_word: int) -> tuple[str, ...]:
+    """A word's glosses with its terminology senses: first where none of its own glosses is a medical
+    term (Versorgung: care, then supply), else after them (Syndrom: syndrome, then disorder)."""
+    new = [s for s in senses if s not in glosses][:per_word]
+    if any(g.lower() in medical for g in glosses):
+        return (*glosses[: per_word - len(new)], *new)
+    return tuple([*new, *glosses])[:per_word]
+
+
+def terminology_senses(entities: Iterable[Entity], general: dict[str, tuple[str, ...]],
+                       min_support: int = 2) -> dict[str, list[str]]:
+    """German words whose medical sense the general dictionary lists only inside compounds, read off
+    German–English pairs of phrases: the vocabulary's German and English names of one descriptor and
+    the dictionary's own compounds glossed by a vocabulary name (a medical term). A German phrase's words and compound
+    parts line up with the English phrase's words (``Patienten·versorgung`` ↔ patient care,
+    ``Gesundheits·versorgung`` ↔ health care); where every part but one has its English word among
+    its dictionary glosses, the remaining part, the head, means the remaining word (Versorgung →
+    care, where the dictionary's own entry has only "supply"). Kept when ``min_support`` phrases say so; the
+    dictionary's entry word (``general``'s key) → its new glosses, best supported first."""
+    import Stemmer
+
+    stem = Stemmer.Stemmer("english").stemWord
+    entities = list(entities)
+
+    def lookup(word: str) -> tuple[str, ...]:
+        return _german_lookup(word, general)
+
+    def parts_of(phrase: str) -> list[str]:
+        return [part for word in re.split(r"[\s-]+", phrase) if word
+                for part in (german_compound(word, lookup) or [word])]
+
+    pairs = [(de, en) for e in entities for de in e.names.get("de", [])
+             for en in e.names.get(PIVOT, [e.name]) if "," not in en]
+    medical = {en.lower() for e in entities for en in e.names.get(PIVOT, [e.name])}
+    # the dictionary's compounds whose gloss is a vocabulary name (a medical term: patient care)
+    pairs += [(word, gloss) for word, glosses in general.items() if " " not in word
+              for gloss in glosses if " " in gloss and gloss.lower() in medical]
+    support: dict[tuple[str, str], set[str]] = {}
+    for de, en in pairs:
+        en_words = en.lower().split()
+        parts = parts_of(de)
+        if len(parts) < 2 or len(en_words) < 2:
+            continue
+        glossed = [{stem(w)[:5] for g in lookup(part) for w in g.lower().split()} for part in parts]
+        en_stems = {stem(w)[:5] for w in en_words[:-1]}  # a stem's first letters: primary ~ primarily
+        head, word = parts[-1], en_words[-1]
+        # the head means the English head noun when the dictionary explains every modifier by one of
+        # the English modifiers and the head by none of the English words
+        if stem(word)[:5] in glossed[-1] or glossed[-1] & en_stems or not all(g & en_stems for g in glossed[:-1]):
+            continue
+        key = _german_key(head, general)
+        if key and len(word) >= 3 and word.isalpha():
+            support.setdefault((key, word), set()).add(de.lower())
+    senses: dict[str, list[tuple[int, str]]] = {}
+    for (key, word), phrases in support.items():
+        if len(phrases) >= min_support:
+            senses.setdefault(key, []).append((-len(phrases), word))
+    return {key: [word for _, word in sorted(found)] for key, found in senses.items()}
 
 
 # --- German lookups -------------------------------------------------------------------------------
@@ -270,6 +338,11 @@ def _german_lookup(word: str, table: dict[str, tuple[str, ...]]) -> tuple[str, .
         if form in table:
             return table[form]
     return ()
+
+
+def _german_key(word: str, table: dict[str, tuple[str, ...]]) -> str | None:
+    """The entry of ``table`` that ``_german_lookup`` reads for ``word``, or None."""
+    return next((form for form in (word, *german_lemmas(word)) if form in table), None)
 
 
 def german_compound(word: str, known: Any, max_parts: int = 3) -> list[str]:

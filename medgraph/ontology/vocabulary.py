@@ -46,7 +46,7 @@ RANK_MINED = 2
 # or everyday German words (Operation, Station, Port, Gang), so they are kept out of the indices
 # every language shares and are matched and linked in German text only, through ``german_index``
 RANK_DICTIONARY = 3
-FORMAT_VERSION = 12  # bump when keys, indices or the pickle layout change (12: glossary.pkl beside it)
+FORMAT_VERSION = 13  # bump when keys, indices or the pickle layout change (12: glossary.pkl beside it; 13: its medical senses)
 
 # (surface, lang, mesh_id, rank, mined count)
 Term = tuple[str, str, str, int, int]

@@ -16,7 +16,15 @@ import pytest
 from medgraph.embed.lexical import LexicalEmbedder, term_index, tokenize
 from medgraph.ontology.cedict import read_cedict_glosses
 from medgraph.ontology.ding import read_ding_glosses
-from medgraph.ontology.glossary import Glossary, build_glossary, german_compound, german_lemmas, segment
+from medgraph.ontology.glossary import (
+    Glossary,
+    _with_senses,
+    build_glossary,
+    german_compound,
+    german_lemmas,
+    segment,
+    terminology_senses,
+)
 from medgraph.retrieve.translate import OntologyTranslator
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.schemas import Entity, Mention
@@ -144,6 +152,30 @@ def test_analysis_round_trip_keeps_the_glosses() -> None:
     assert again == analysis and again.glosses_in("en") == groups and again.glosses_in("de") == ()
 
 
+def test_medical_senses_are_read_off_the_terminology_and_the_dictionarys_compounds() -> None:
+    """Versorgung is only "supply" in the dictionary; its compounds glossed by medical names (patient
+    care, health care) and a vocabulary name pair (ambulante Versorgung ↔ Ambulatory Care) say
+    "care" in medicine. One phrase is not enough."""
+    care = [Entity("D010348", "Patient Care", "", names={"en": ["Patient Care"]}),
+            Entity("D003695", "Delivery of Health Care", "", names={"en": ["Health Care"]}),
+            Entity("D000553", "Ambulatory Care", "", names={"en": ["Ambulatory Care"], "de": ["ambulante Versorgung"]}),
+            Entity("D013568", "Syndrome", "", names={"en": ["Syndrome", "Disorder, Mental"], "de": ["Syndrom"]})]
+    g = build_glossary([("ding", GLOSSARY / "de-en.txt")], care)
+    assert g.german("Versorgung") == [("care", "supply")] and g.manifest["terminology_senses"] == 1
+    assert g.german("Patientenversorgung") == [("patient care",)]  # a dictionary word keeps its own gloss
+    with (GLOSSARY / "de-en.txt").open(encoding="utf-8") as fh:
+        general = dict(read_ding_glosses(fh))
+    assert terminology_senses(care, general) == {"Versorgung": ["care"]}  # three phrases say so
+    assert terminology_senses(care, general, min_support=4) == {}
+    one = care[:1] + care[3:]  # Patientenversorgung alone
+    assert terminology_senses(one, general, min_support=1) == {"Versorgung": ["care"]}
+    assert terminology_senses(one, general) == {}
+    # a word whose own gloss is a medical term keeps it first (Syndrom: syndrome, then disorder)
+    assert _with_senses(("syndrome",), ["disorder"], {"syndrome"}, 6) == ("syndrome", "disorder")
+    assert _with_senses(("supply", "a", "b"), ["care"], {"health care"}, 3) == ("care", "supply", "a")
+    assert _with_senses(("syndrome", "a", "b"), ["disorder"], {"syndrome"}, 3) == ("syndrome", "a", "disorder")
+
+
 def test_real_dictionaries_gloss_medical_and_everyday_words(full_vocab: object) -> None:
     glossary = full_vocab.glossary  # type: ignore[attr-defined]
     if sorted(glossary.languages()) != ["de", "zh"]:
@@ -151,6 +183,7 @@ def test_real_dictionaries_gloss_medical_and_everyday_words(full_vocab: object) 
                     "is missing", "MEDGRAPH_REQUIRE_SHARED")
     assert "radiotherapy" in glossary.german("Strahlentherapie")[0]
     assert glossary.german("Händedesinfektion")[0][0] == "Hand Disinfection"  # a vocabulary name first
+    assert glossary.german("Versorgung")[0][0] == "care"  # its medical sense, read off the terminology
     assert [g[0] for g in glossary.german("Lebermetastasen")][-1] in ("metastases", "Neoplasm Metastasis")
     cut = dict(glossary.chinese("手卫生能预防医院感染吗"))
     assert "hygiene" in cut.get("卫生", ()) or "Hand Hygiene" in cut.get("手卫生", ())
