@@ -31,7 +31,8 @@ set). Output: ``ScoredSentence`` records, one per candidate sentence, with its f
 
 Sentences lose a trailing list marker left by the splitter ("... care. f."); a list's lead-in
 ("... include:") is no candidate. A sentence is a candidate when it has at least
-``MIN_SENTENCE_TOKENS`` tokens, is not a reference
+``MIN_SENTENCE_TOKENS`` tokens, is no question (``is_question``: a record's own question, a
+"What is ...?" heading) and no reference
 list entry (``is_reference``: a References / Literatur / 参考文献 section, or citation marks such
 as "2014;42(1):12-6", "et al.", a URL) and shares a term or an entity with the question, has a
 dense score, or states an aspect the question asks (``medgraph.generate.aspects``: "intolerance"
@@ -134,6 +135,12 @@ def clean_sentence(sentence: str) -> str | None:
     return None if text.endswith((":", "：")) else text
 
 
+def is_question(sentence: str) -> bool:
+    """A sentence that asks (a record's question, a heading such as "What is ...?"): it states
+    nothing, so it is never quoted as an answer."""
+    return sentence.rstrip().endswith(("?", "？"))
+
+
 def is_reference(sentence: str, section_path: Sequence[str]) -> bool:
     """A bibliography entry or front matter (by its section: References, Acknowledgements, Funding
     ...; or by citation marks such as "2014;42(1):12-6", "et al.", a URL, an e-mail address):
@@ -204,7 +211,7 @@ def score_sentences(analysis: QueryAnalysis, evidence: Sequence[Candidate], weig
             continue
         for pos, raw in enumerate(split_sentences(cand.chunk.text)):
             sentence = clean_sentence(raw)
-            if sentence is None or count_tokens(sentence) < MIN_SENTENCE_TOKENS:
+            if sentence is None or count_tokens(sentence) < MIN_SENTENCE_TOKENS or is_question(sentence):
                 continue
             if not is_reference(sentence, cand.chunk.section_path):
                 pieces.append((rank, pos, sentence, cand, tokenize(sentence, language=cand.chunk.language)))

@@ -11,6 +11,7 @@ from medgraph.generate.engines import ExtractiveEngine, answer_deltas
 from medgraph.generate.extractive import ExtractiveComposer, lead_line
 from medgraph.generate.sentences import (
     clean_sentence,
+    is_question,
     is_reference,
     question_types,
     score_sentences,
@@ -78,6 +79,16 @@ def test_reference_lists_and_front_matter_are_never_quoted():
     bibliography = [_cand("ref", "Effect of education and performance feedback on rates of catheter-associated "
                                  "urinary tract infection in intensive care units.", 0.9, section="References")]
     assert ExtractiveComposer(AnswerConfig()).generate(analysis.text, analysis, bibliography).refused
+
+
+def test_a_records_own_question_is_never_quoted_its_answer_is():
+    assert is_question("妊娠期高血压和食管癌的治疗方案是否相同？") and is_question("What is hand hygiene? ")
+    assert not is_question("Hand hygiene is the most important measure.") and not is_question("不同。")
+    analysis = QueryAnalysis("妊娠期高血压的治疗方案是什么？", "zh")
+    record = _cand("huatuo-16", "妊娠期高血压和食管癌的治疗方案是否相同？不同，妊娠期高血压的治疗方案包括药物治疗和生活方式改变，"
+                                "而食管癌的治疗方案包括手术治疗、辅助治疗、化疗及放疗。", 0.8, section="", language="zh")
+    answer = ExtractiveComposer(AnswerConfig()).generate(analysis.text, analysis, [record])
+    assert not answer.refused and "药物治疗" in answer.content and "是否相同" not in answer.content
 
 
 def test_side_effect_question_is_answered_by_the_adverse_finding_not_the_study_aim():
