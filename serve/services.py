@@ -51,9 +51,12 @@ class AnalyzerService:
             self.extractor.linker.composer  # noqa: B018
         if cfg.linking.tfidf:  # the fuzzy name index (explorer lookups), built beside the first requests
             threading.Thread(target=lambda: self.extractor.linker.tfidf, name="tfidf-warm-up", daemon=True).start()
-        glossary = vocab.glossary  # read now; its tables for translating into German and Chinese (~5 s) beside
-        threading.Thread(target=lambda: [glossary.from_english("warm-up", lang) for lang in glossary.languages()],
-                         name="glossary-warm-up", daemon=True).start()
+        # the glossary and its tables for translating into German and Chinese (~5 s), read before the
+        # replica takes requests: built beside them, they would hold the interpreter while the first
+        # questions wait for their analysis
+        glossary = vocab.glossary
+        for language in glossary.languages():
+            glossary.from_english("warm-up", language)
 
     def analyze(self, question: str, language: str | None = None) -> QueryAnalysis:
         return self.analyzer.analyze(question, language)
