@@ -44,20 +44,32 @@ class Asset:
 
 
 class Assets:
-    """The files under ``root`` (read on first request, then kept in memory). Only files that
-    exist are kept, so requests for made-up names cannot grow the cache."""
+    """The files under ``root`` (read on first request, then kept in memory), kept by their path
+    inside the folder: only files that exist are kept, once whatever the spelling of the request
+    (``a1/../app.js`` is ``app.js``), so requests cannot grow the cache."""
 
     def __init__(self, root: Path = WEB_DIR) -> None:
         self.root = root.resolve()
         self._cache: dict[str, Asset] = {}
 
     def get(self, name: str) -> Asset | None:
-        asset = self._cache.get(name)
+        key = self._key(name)
+        if key is None:
+            return None
+        asset = self._cache.get(key)
         if asset is None:
-            asset = self._load(name)
+            asset = self._load(key)
             if asset is not None:
-                self._cache[name] = asset
+                self._cache[key] = asset
         return asset
+
+    def _key(self, name: str) -> str | None:
+        """The requested file's path inside the folder, or None outside it."""
+        try:
+            path = (self.root / name).resolve()
+        except (ValueError, OSError):  # a NUL in the name, a name too long for the file system
+            return None
+        return path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else None
 
     def _load(self, name: str) -> Asset | None:
         try:

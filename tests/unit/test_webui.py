@@ -86,6 +86,19 @@ def test_made_up_names_are_not_kept(tmp_path: Path) -> None:
     assert assets.get("app.js") is not None and list(assets._cache) == ["app.js"]
 
 
+def test_spellings_of_one_file_are_kept_once(tmp_path: Path) -> None:
+    """/ui/a1/../app.js, /ui/a2/../app.js, ...: one file, one entry (each spelling used to hold a copy)."""
+    (tmp_path / "app.js").write_text("export {};" * 1000)
+    assets = Assets(tmp_path)
+    first = assets.get("app.js")
+    for i in range(100):
+        assert assets.get(f"a{i}/../app.js") is first
+        assert assets.get(f"./b{i}/./../app.js") is first
+    assert assets.get("../" + tmp_path.name + "/app.js") is first  # leaves the folder and comes back in
+    assert assets.get("../outside.js") is None and assets.get("x\x00.js") is None
+    assert list(assets._cache) == ["app.js"]
+
+
 def test_gzip_round_trips_the_body() -> None:
     asset = Assets().get("app.js")
     assert asset is not None and gzip.decompress(asset.gzipped) == asset.body
