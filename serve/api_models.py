@@ -1,7 +1,7 @@
 """Request bodies and identifiers of the HTTP API, with the limits the stores need.
 
 Input the stores would reject is refused here, by the request model (FastAPI answers 422 with the
-reason): NUL and lone surrogates in any text, session, user and key IDs by the stores' own
+reason): NUL and lone surrogates in any text, a message of whitespace alone, session, user and key IDs by the stores' own
 patterns, MeSH and chunk IDs by theirs, at most ``MAX_MESSAGES`` completion messages. Also the
 model names of the OpenAI-compatible routes (``tier_models``). No ``from __future__ import annotations``: FastAPI must see the real request-model types.
 """
@@ -40,11 +40,19 @@ def _clean_text(value: str) -> str:
     return value
 
 
+def _not_blank(value: str) -> str:
+    """A question with something in it: Unicode whitespace alone (U+0085, U+3000 ...) asks nothing."""
+    if not value.strip():
+        raise ValueError("message must contain more than whitespace")
+    return value
+
+
 Text = Annotated[str, AfterValidator(_clean_text)]
+Message = Annotated[str, AfterValidator(_clean_text), AfterValidator(_not_blank)]
 
 
 class ChatRequest(BaseModel):
-    message: Text = Field(min_length=1, max_length=4000)
+    message: Message = Field(min_length=1, max_length=4000)
     session_id: str | None = Field(default=None, max_length=128, pattern=SESSION_ID)
     language: Literal["en", "de", "zh"] | None = None
     tier: Tier | None = None  # force a tier instead of routing (auth.force_tier)
@@ -54,7 +62,7 @@ class ChatRequest(BaseModel):
 
 
 class RouteRequest(BaseModel):
-    message: Text = Field(min_length=1, max_length=4000)
+    message: Message = Field(min_length=1, max_length=4000)
     language: Literal["en", "de", "zh"] | None = None
 
 

@@ -234,6 +234,8 @@ def test_corpus_shows_the_stores_and_the_builds_newest_first(app_url, demo_store
     ("/chat", {}), ("/chat", {"message": ""}), ("/chat", {"message": "x", "language": "fr"}),
     ("/chat", "not json"), ("/v1/chat/completions", {"messages": []}),
     ("/v1/chat/completions", {"messages": [{"role": "system", "content": "only system"}]}),
+    ("/chat", {"message": "\u0085"}), ("/chat/stream", {"message": "\u3000 "}),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "\u0085"}]}),
 ])
 def test_malformed_requests_get_4xx(app_url, path, payload):
     kwargs = {"content": payload} if isinstance(payload, str) else {"json": payload}

@@ -113,3 +113,16 @@ def test_completion_usage_counts_every_message_and_says_it_is_an_estimate():
     assert usage == {"prompt_tokens": 4 + 4, "completion_tokens": 8, "total_tokens": 16, "estimated": True}
     # Chinese has no spaces: each character counts, where a word count would give 1
     assert completion_usage(["二甲双胍是什么？"], "")["prompt_tokens"] == 8
+
+
+@pytest.mark.parametrize("text", ["\u0085", " \u3000\t", "\u2028\u00a0", "\n"])
+def test_a_message_of_whitespace_alone_is_refused(text):
+    """Found by a schema fuzzer: U+0085 passed the model, the agent found an empty question, 500."""
+    from serve.api_models import RouteRequest
+
+    assert not text.strip()
+    with pytest.raises(ValidationError, match="more than whitespace"):
+        ChatRequest(message=text)
+    with pytest.raises(ValidationError, match="more than whitespace"):
+        RouteRequest(message=text)
+    assert ChatRequest(message="\u0085Metformin?\u3000").message == "\u0085Metformin?\u3000"  # kept as sent
