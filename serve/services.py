@@ -128,11 +128,11 @@ class RetrieverService:
         first, each with its failure count and first ``failures`` failures (as the store holds them:
         a failure that recurs is kept under the latest run that recorded it)."""
         runs = []
-        for run in self.graph.runs(limit):
-            found = self.graph.failures(run["run_id"])
-            runs.append({**run, "failure_count": len(found),
+        for run in self.graph.runs(limit):  # each run's failures read up to ``failures``, counted in the store
+            found = self.graph.failures(run["run_id"], limit=failures)
+            runs.append({**run, "failure_count": self.graph.failure_count(run["run_id"]),
                          "failures": [{"source": f.source, "stage": f.stage, "reason": f.reason, "doc_id": f.doc_id}
-                                      for f in found[:failures]]})
+                                      for f in found]})
         return {"stores": self._counts(), "runs": runs}
 
     # --- communities (medgraph.community; built by jobs.build_communities) -----------------

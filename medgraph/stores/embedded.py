@@ -177,12 +177,22 @@ class EmbeddedGraphStore:
         with self._lock, self._db:
             self._db.executemany("INSERT OR REPLACE INTO failures VALUES (?,?,?,?,?,?)", rows)
 
-    def failures(self, run_id: str | None = None) -> list[Failure]:
-        sql, args = "SELECT source, stage, reason, doc_id FROM failures", tuple[str, ...]()
+    def failures(self, run_id: str | None = None, limit: int | None = None) -> list[Failure]:
+        sql, args = "SELECT source, stage, reason, doc_id FROM failures", tuple[Any, ...]()
+        if run_id is not None:
+            sql, args = sql + " WHERE run_id=?", (run_id,)
+        sql += " ORDER BY source"
+        if limit is not None:
+            sql, args = sql + " LIMIT ?", (*args, max(0, limit))
+        with self._lock:
+            return [Failure(*r) for r in self._db.execute(sql, args)]
+
+    def failure_count(self, run_id: str | None = None) -> int:
+        sql, args = "SELECT COUNT(*) FROM failures", tuple[Any, ...]()
         if run_id is not None:
             sql, args = sql + " WHERE run_id=?", (run_id,)
         with self._lock:
-            return [Failure(*r) for r in self._db.execute(sql + " ORDER BY source", args)]
+            return int(self._db.execute(sql, args).fetchone()[0])
 
     def start_run(self, run_id: str, info: dict[str, Any]) -> None:
         with self._lock, self._db:

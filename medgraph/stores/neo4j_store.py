@@ -187,12 +187,19 @@ class Neo4jGraphStore:
                 "SET f.reason = row.reason, f.doc_id = row.doc_id, f.run_id = $run_id, f.at = $at",
                 rows=rows, run_id=run_id, at=time.time()).consume())
 
-    def failures(self, run_id: str | None = None) -> list[Failure]:
-        rows = self.read(
-            "MATCH (f:Failure) WHERE $run_id IS NULL OR f.run_id = $run_id "
-            "RETURN f.source AS source, f.stage AS stage, f.reason AS reason, f.doc_id AS doc_id "
-            "ORDER BY source, stage", run_id=run_id)
+    def failures(self, run_id: str | None = None, limit: int | None = None) -> list[Failure]:
+        query = ("MATCH (f:Failure) WHERE $run_id IS NULL OR f.run_id = $run_id "
+                 "RETURN f.source AS source, f.stage AS stage, f.reason AS reason, f.doc_id AS doc_id "
+                 "ORDER BY source, stage")
+        if limit is not None:
+            query += " LIMIT $limit"
+        rows = self.read(query, run_id=run_id, limit=max(0, limit or 0))
         return [Failure(r["source"], r["stage"], r["reason"], r["doc_id"] or "") for r in rows]
+
+    def failure_count(self, run_id: str | None = None) -> int:
+        rows = self.read("MATCH (f:Failure) WHERE $run_id IS NULL OR f.run_id = $run_id RETURN count(f) AS n",
+                         run_id=run_id)
+        return int(rows[0]["n"]) if rows else 0
 
     def start_run(self, run_id: str, info: dict[str, Any]) -> None:
         self._write(lambda tx: tx.run(

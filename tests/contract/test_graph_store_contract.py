@@ -203,6 +203,9 @@ def test_runs_and_failures_are_recorded(store):
     assert run["summary"] == {"chunks_written": 3} and run["finished"] >= run["started"]
     assert store.failures("r1") == [Failure("a.txt", "load", "UTF-8"), Failure("bad.pdf", "load", "not a readable PDF")]
     assert store.failures("r0") == [] and len(store.failures()) == 2
+    # read a page, count the rest in the store (GET /corpus lists 50 of a run's failures)
+    assert store.failures("r1", limit=1) == [Failure("a.txt", "load", "UTF-8")] and store.failures("r1", limit=0) == []
+    assert store.failure_count("r1") == store.failure_count() == 2 and store.failure_count("r0") == 0
 
 
 def test_progress_is_readable_while_a_run_is_running_and_replaced_by_its_summary(store):
