@@ -36,19 +36,30 @@ class AgentUnavailable(RuntimeError):
     """A backend (store, tier, deployment) cannot answer now; the request may be retried."""
 
 
+# What a caller reads in a 503: what failed, in words; never a host, a port, a path or an exception's
+# text (those go to the server log, under the request's ID)
+STORE_DOWN = "a data store is unavailable; try again later"
+TIER_DOWN = "the LLM tier is unavailable; try again later"
+LATE_BACKEND = "a backend did not answer in time; try again later"
+LATE_TIER = "the LLM tier did not answer in time; try again later"
+_REASONS = (LATE_BACKEND, LATE_TIER, STORE_DOWN, TIER_DOWN)
+
+
 def unavailable_reason(exc: BaseException) -> str | None:
-    """The 503 message for errors that mean 'try again later' (also when Serve wraps them)."""
+    """The 503 message for errors that mean 'try again later' (also when Serve wraps them): one of
+    the fixed reasons above."""
     from serve.tiers import TierUnavailable
 
     seen = 0
     err: BaseException | None = exc
     while err is not None and seen < 6:  # Serve wraps a deployment's error; the agent adds a level
-        if isinstance(err, AgentUnavailable):
-            return str(err)
+        if isinstance(err, AgentUnavailable):  # ours; inside Serve's wrapper its text is a traceback
+            text = str(err)
+            return next((reason for reason in _REASONS if reason in text), LATE_BACKEND)
         if isinstance(err, StoreError):
-            return f"store unavailable: {err}"
+            return STORE_DOWN
         if isinstance(err, TierUnavailable | ModelUnavailable):
-            return f"LLM tier unavailable: {err}"
+            return TIER_DOWN
         err = getattr(err, "cause", None) or err.__cause__
         seen += 1
     return None
@@ -150,7 +161,7 @@ class AgentService:
 
     async def _call(self, method: Any, *args: Any, timeout: float | None = None) -> Any:
         return await calls.call(method, *args, timeout=timeout or self.timeout_s, translate=_unavailable,
-                                late=lambda: AgentUnavailable("a backend did not answer in time; try again later"))
+                                late=lambda: AgentUnavailable(LATE_BACKEND))
 
     async def _analyze(self, question: str, language: str | None) -> QueryAnalysis:
         return await self._call(self.analyzer.analyze, question, language)  # type: ignore[no-any-return]
@@ -201,7 +212,7 @@ class AgentService:
         gen = engine.options(stream=True).stream.remote(question, analysis, evidence)
         async for event in calls.stream(
             gen, first_timeout=self.answer_timeout_s, timeout=self.cfg.serve.answer_timeout_s,  # first: a wake
-            late=lambda: AgentUnavailable("the LLM tier did not answer in time; try again later"),
+            late=lambda: AgentUnavailable(LATE_TIER),
             translate=_unavailable,
         ):
             yield event

@@ -17,8 +17,10 @@ import hmac
 import json
 import logging
 import os
+import re
 import secrets
 import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -33,7 +35,7 @@ from medgraph.agent.graph import AgentRequest
 from medgraph.config import MedGraphConfig
 from medgraph.stores.errors import StoreUnavailable
 from serve import calls
-from serve.agent import unavailable_reason
+from serve.agent import LATE_BACKEND, STORE_DOWN, unavailable_reason
 from serve.webui import mount_ui
 
 log = logging.getLogger(__name__)
@@ -50,29 +52,44 @@ def sse_event(payload: dict[str, Any] | str) -> str:
     return f"data: {data}\n\n"
 
 
+REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # a caller's X-Request-ID kept as sent; any other is replaced
+
+
+def request_id(request: Request) -> str:
+    """The request's ID (``X-Request-ID``, set by ``BodyLimit``): in every response's headers, in the
+    body of a 5xx and in the server log lines about it."""
+    return str(getattr(request.state, "request_id", "")) or "-"
+
+
 def _error_body(request: Request, status: int, detail: Any) -> dict[str, Any]:
-    """``{"detail": ...}``, or OpenAI's ``{"error": {...}}`` under ``/v1/`` (what its clients parse)."""
+    """``{"detail": ...}``, or OpenAI's ``{"error": {...}}`` under ``/v1/`` (what its clients parse);
+    a 5xx also names the request's ID (what an operator looks up in the log)."""
     if not request.url.path.startswith("/v1/"):
-        return {"detail": detail}
+        return {"detail": detail, "request_id": request_id(request)} if status >= 500 else {"detail": detail}
     kind = {401: "authentication_error", 403: "permission_error", 404: "not_found_error",
             429: "rate_limit_error"}.get(status, "invalid_request_error" if status < 500 else "server_error")
     code = "model_not_found" if status == 404 and "model" in str(detail) else None
     message = detail if isinstance(detail, str) else "; ".join(
         f"{'.'.join(str(p) for p in e.get('loc', ())[1:])}: {e.get('msg')}" for e in detail)
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return {**body, "request_id": request_id(request)} if status >= 500 else body
 
 
 @app.exception_handler(ServiceUnavailable)
 async def _unavailable(request: Request, exc: ServiceUnavailable) -> JSONResponse:
+    """A 503 in the project's own words (``serve.agent.unavailable_reason``); the error behind it is
+    logged under the request's ID."""
+    log.warning("request %s: 503 %s (%r)", request_id(request), exc, exc.__cause__)
     return JSONResponse(_error_body(request, 503, str(exc)), status_code=503, headers={"Retry-After": "5"})
 
 
 @app.exception_handler(StoreUnavailable)
 async def _store_down(request: Request, exc: StoreUnavailable) -> JSONResponse:
-    """The app-state store (keys, quotas, sessions) did not answer: try again later, not a 500."""
-    log.warning("app state unavailable: %s", exc)
-    return JSONResponse(_error_body(request, 503, f"a store is unavailable: {exc}"), status_code=503,
-                        headers={"Retry-After": "5"})
+    """The app-state store (keys, quotas, sessions) or a data store did not answer: try again later,
+    not a 500. The caller reads what failed; the store's message (its host, the driver's text) is
+    logged under the request's ID."""
+    log.warning("request %s: a store is unavailable: %s", request_id(request), exc)
+    return JSONResponse(_error_body(request, 503, STORE_DOWN), status_code=503, headers={"Retry-After": "5"})
 
 
 @app.exception_handler(StarletteHTTPException)
@@ -98,7 +115,8 @@ class BodyLimit:
     """ASGI middleware: a request body over the app's ``state.max_body_bytes`` is a 413, by its
     Content-Length before anything is read, or while a chunked body is read. Every response names
     the ingress replica that answered (``state.replica``: ``X-MedGraph-Replica``), for operators
-    and tests. It reads the state of the app serving the request (Serve runs a copy of ``app``)."""
+    and tests, and the request's ID (``X-Request-ID``: the caller's when it is 1-64 letters, digits,
+    ``.``, ``_`` or ``-``, else a new one). It reads the state of the app serving the request (Serve runs a copy of ``app``)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -109,13 +127,16 @@ class BodyLimit:
             return
         state = _bound_state(scope["app"]) if "app" in scope else None
         replica = str(getattr(state, "replica", "")).encode()
-        if replica:
-            plain_send = send
+        given = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+        rid = given if REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = rid
+        added = [(b"x-request-id", rid.encode()), *([(b"x-medgraph-replica", replica)] if replica else [])]
+        plain_send = send
 
-            async def send(message: dict[str, Any]) -> None:
-                if message["type"] == "http.response.start":
-                    message = {**message, "headers": [*message.get("headers", []), (b"x-medgraph-replica", replica)]}
-                await plain_send(message)
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *added]}
+            await plain_send(message)
         limit = int(getattr(state, "max_body_bytes", MAX_BODY_BYTES))
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None:
@@ -266,7 +287,7 @@ class IngressBase:
     async def _call(self, handle_method: Any, *args: Any, timeout: float | None = None) -> Any:
         return await calls.call(
             handle_method, *args, timeout=timeout or self.cfg.request_timeout_s, translate=_client_error,
-            late=lambda: ServiceUnavailable("a backend did not answer in time; try again later"))
+            late=lambda: ServiceUnavailable(LATE_BACKEND))
 
     def _answer_timeout(self) -> float:
         # the agent's whole run: retrieval, gap completion, a wake and generation

@@ -202,7 +202,7 @@ def test_a_store_that_cannot_answer_is_a_503_on_every_new_route(client: TestClie
     from medgraph.stores.errors import StoreUnavailable
 
     def down(*_: Any, **__: Any) -> Any:
-        raise StoreUnavailable("graph store down")
+        raise StoreUnavailable("Neo4j at bolt://10.3.4.5:7687 is unavailable: Connection refused")
 
     for method in ("get_entity", "get_chunks", "runs", "counts"):
         monkeypatch.setattr(graph, method, down)
@@ -210,3 +210,33 @@ def test_a_store_that_cannot_answer_is_a_503_on_every_new_route(client: TestClie
                          (f"/chunks/{cid('d1', 0)}", {}), ("/corpus", {})):
         r = client.get(path, params=params)
         assert r.status_code == 503 and "unavailable" in r.json()["detail"] and r.headers["retry-after"], (path, r.text)
+        # what failed, in words: no host, port or driver text; the request's ID to look up in the log
+        assert "10.3.4.5" not in r.text and "7687" not in r.text and "refused" not in r.text, r.text
+        assert r.json()["request_id"] == r.headers["x-request-id"] and len(r.headers["x-request-id"]) == 32
+
+
+def test_every_response_carries_the_request_id_the_caller_sent_or_a_new_one(client: TestClient):
+    sent = client.get("/corpus", headers={"X-Request-ID": "trace-42.a_b"})
+    assert sent.status_code == 200 and sent.headers["x-request-id"] == "trace-42.a_b"
+    for bad in ("x" * 65, "a b", "<script>", ""):
+        r = client.get("/corpus", headers={"X-Request-ID": bad})
+        assert r.headers["x-request-id"] != bad and len(r.headers["x-request-id"]) == 32
+    first, second = client.get("/health/live"), client.get("/health/live")
+    assert first.headers["x-request-id"] != second.headers["x-request-id"]
+    assert "request_id" not in client.get("/graph/entity", params={"id": "bad"}).json()  # a 4xx: only the reason
+
+
+def test_a_run_with_many_failures_is_read_one_page_and_counted_in_the_store(client: TestClient,
+                                                                            graph: EmbeddedGraphStore,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    from medgraph.schemas import Failure
+
+    graph.start_run("big", {"inputs": ["x"]})
+    graph.record_failures("big", [Failure(f"f{i:04d}.pdf", "load", "unreadable") for i in range(1000)])
+    graph.finish_run("big", "failed", {})
+    limits: list[Any] = []
+    read = graph.failures
+    monkeypatch.setattr(graph, "failures", lambda run_id=None, limit=None: limits.append(limit) or read(run_id, limit))
+    run = client.get("/corpus", params={"limit": 1}).json()["runs"][0]
+    assert run["run_id"] == "big" and run["failure_count"] == 1000 and len(run["failures"]) == 50
+    assert limits == [50]  # never the whole list
