@@ -79,12 +79,15 @@ class CompletionRequest(BaseModel):
     user: Text | None = Field(default=None, min_length=1, max_length=256)
 
 
-def session_of_user(user: str | None) -> str | None:
-    """The session of an OpenAI ``user``: itself when it is a valid session ID, else a stable
-    hash of it (``user-<40 hex>``), so that any end-user string continues its own conversation."""
+def session_of_user(user: str | None, owner: str) -> str | None:
+    """The session of an OpenAI ``user`` for the signed-in ``owner``: itself when it is a valid
+    session ID (a session of the owner's, as ``session_id`` on ``/chat``: another user's is a 403),
+    else a stable hash of the owner and it (``user-<40 hex>``), so that any end-user string continues
+    its own conversation, and the same string sent with another user's key names another session
+    (it can neither take nor probe the first)."""
     if user is None or re.fullmatch(SESSION_ID, user):
         return user
-    return "user-" + hashlib.sha256(user.encode("utf-8")).hexdigest()[:40]
+    return "user-" + hashlib.sha256(f"{owner}\x00{user}".encode()).hexdigest()[:40]
 
 
 class NewUser(BaseModel):

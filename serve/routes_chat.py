@@ -96,7 +96,7 @@ class ChatRoutes(IngressBase):
         history = tuple((m.role, m.content) for m in req.messages[:last_user] if m.role in ("user", "assistant"))
         # an anonymous caller's `user` is not a secret: it names no stored session (the messages carry
         # the conversation); a signed-in user's names one of that user's sessions
-        session = session_of_user(req.user) if principal is not None else None
+        session = session_of_user(req.user, principal.user_id) if principal is not None else None
         request = self._request(principal, question, None, session, tier, history)
         self._consume_quota(principal)
         cid, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())

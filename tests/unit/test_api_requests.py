@@ -35,13 +35,15 @@ def test_completion_requests_are_bounded():
 @pytest.mark.parametrize("user", ["jane.doe@example.org", "Jane Doe", "用户", "x" * 200])
 def test_any_openai_user_names_a_valid_stable_session(user):
     req = CompletionRequest(messages=[MESSAGE], user=user)
-    session = session_of_user(req.user)
+    session = session_of_user(req.user, "ana")
     assert session is not None and _SESSION_ID.fullmatch(session)
-    assert session == session_of_user(user) and session != session_of_user(user + "2")
+    assert session == session_of_user(user, "ana") and session != session_of_user(user + "2", "ana")
+    # the same string under another user's key is another session: it can neither take nor probe it
+    assert session_of_user(user, "bob") != session and session_of_user(user, "ana\x00") != session
 
 
 def test_a_user_that_is_a_session_id_is_that_session():
-    assert session_of_user("session_42") == "session_42" and session_of_user(None) is None
+    assert session_of_user("session_42", "ana") == "session_42" and session_of_user(None, "ana") is None
 
 
 @pytest.mark.parametrize("user_id", ["x" * 65, "-lead", ".lead", "a b", ""])
