@@ -14,7 +14,9 @@ Writes are atomic across processes and replicas like SQLite's ``BEGIN IMMEDIATE`
 transaction first takes the transaction-scoped advisory lock ``APP_LOCK_KEY``, so the writes of
 every MedGraph process on the database run one at a time (reads do not wait). One connection
 per instance, guarded by a lock; a lost connection is replaced on the next call. A server that
-cannot be reached is ``StoreUnavailable``, naming the URL without its password.
+cannot be reached is ``StoreUnavailable``, naming the URL without its password; so is a statement
+or a lock wait past the session limits (``SESSION_LIMITS_MS``: 5 s each; a transaction idle for
+10 s is ended by the server, so a half-dead writer cannot hold the write lock for ever).
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 APP_LOCK_KEY = int.from_bytes(b"medgraph", "big")  # pg_advisory_xact_lock key of every app write
 CONNECT_TIMEOUT_S = 5  # unless the URL sets connect_timeout
+# server-side limits on every session, each unless the URL's ``options`` sets it: one statement, one
+# wait for a lock (the advisory lock every write takes included), and a transaction a half-dead
+# client left open (the server ends that session and its lock goes with it); past a limit the call
+# is StoreUnavailable (a 503), never a request that waits for ever
+SESSION_LIMITS_MS = {"statement_timeout": 5000, "lock_timeout": 5000, "idle_in_transaction_session_timeout": 10000}
 # one round trip (simple query protocol: no parameters, so two statements are allowed)
 _BEGIN_LOCKED = f"BEGIN; SELECT pg_advisory_xact_lock({APP_LOCK_KEY})"
 
@@ -145,6 +152,9 @@ class PostgresDatabase:
         self._connect_kwargs: dict[str, Any] = {"application_name": "medgraph"}
         if "connect_timeout" not in params:
             self._connect_kwargs["connect_timeout"] = CONNECT_TIMEOUT_S
+        given = params.get("options", "")
+        limits = [f"-c {name}={ms}" for name, ms in SESSION_LIMITS_MS.items() if name not in given]
+        self._connect_kwargs["options"] = " ".join([*limits, given]).strip()  # the URL's own come last
         self._lock = threading.RLock()
         self._conn: Any = None
         with self.write() as db:

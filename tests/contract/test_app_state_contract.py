@@ -569,3 +569,37 @@ def test_postgres_reconnects_after_a_lost_connection(postgres_url):
             quota.close()
         finally:
             admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def test_a_write_waiting_for_a_held_lock_gives_up_as_store_unavailable(postgres_url):
+    """A writer that holds the app's advisory lock and never finishes (a half-dead connection) must
+    not block every other write for ever: the wait ends at lock_timeout (here 300 ms) as a 503."""
+    import psycopg
+
+    from medgraph.memory.postgres import APP_LOCK_KEY, SESSION_LIMITS_MS
+
+    assert SESSION_LIMITS_MS["lock_timeout"] <= 10_000 and SESSION_LIMITS_MS["idle_in_transaction_session_timeout"]
+    schema = f"medgraph_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            url = _with_schema(postgres_url, schema)
+            sep = "&" if "?" in postgres_url else "?"
+            quota = QuotaTracker(url, per_user_daily=5, global_daily=50)
+            shown = quota._db._conn.execute("SHOW lock_timeout").fetchone()[0]
+            assert shown == f"{SESSION_LIMITS_MS['lock_timeout'] // 1000}s", shown  # the default limit is set
+            quota.close()
+            options = quote(f"-csearch_path={schema} -c lock_timeout=300", safe="")
+            short = QuotaTracker(f"{postgres_url}{sep}options={options}", per_user_daily=5, global_daily=50)
+            with psycopg.connect(postgres_url) as holder:  # a transaction that takes the lock and stalls
+                holder.execute("SELECT pg_advisory_xact_lock(%s)", (APP_LOCK_KEY,))
+                started = time.monotonic()
+                with pytest.raises(StoreUnavailable):
+                    short.consume("alice", now=T0)
+                assert time.monotonic() - started < 3
+                holder.rollback()
+            short.consume("alice", now=T0)  # the lock is free again: writes go on
+            assert short.usage("alice", now=T0)["user"]["used"] == 1
+            short.close()
+        finally:
+            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
