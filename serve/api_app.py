@@ -12,6 +12,7 @@
 """
 
 import asyncio
+import functools
 import hashlib
 import hmac
 import json
@@ -22,6 +23,7 @@ import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -109,6 +111,7 @@ async def _invalid(request: Request, exc: RequestValidationError) -> JSONRespons
 # --- limits ---------------------------------------------------------------------------------
 
 MAX_BODY_BYTES = 1 << 20  # until the app's state says otherwise (serve.max_body_bytes)
+STATE_THREADS = 8  # threads per ingress replica for the app-state stores' blocking calls
 
 
 class BodyLimit:
@@ -201,7 +204,8 @@ async def caller(request: Request, authorization: str | None = Header(default=No
                  x_api_key: str | None = Header(default=None)) -> Any:
     """Who is asking, for every route but liveness: a ``Principal``, or None (anonymous, only when
     ``auth.required`` is false). A missing key (when required) or one that does not verify is a 401."""
-    return _ingress(request).principal(authorization, x_api_key)
+    ingress = _ingress(request)
+    return await ingress.blocking(ingress.principal, authorization, x_api_key)
 
 
 async def admin(principal: Annotated[Any, Depends(caller)]) -> Any:
@@ -275,7 +279,15 @@ class IngressBase:
             self.replica = str(serve.get_replica_context().replica_id.unique_id)
         except Exception:  # noqa: BLE001 - outside a Serve replica (a test building the class) there is none
             self.replica = ""
+        # the app-state stores' calls (key checks, quota counts: SQLite, PostgreSQL or Redis, all
+        # blocking clients) run here, off the event loop: a slow or paused database delays the
+        # requests that need it, not every request, open stream and liveness probe of the replica
+        self.state_pool = ThreadPoolExecutor(max_workers=STATE_THREADS, thread_name_prefix="app-state")
         self.bind(app)
+
+    async def blocking(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` in the replica's app-state thread pool (``STATE_THREADS`` threads)."""
+        return await asyncio.get_running_loop().run_in_executor(self.state_pool, functools.partial(fn, *args))
 
     def bind(self, served: Any) -> None:
         """Make this instance what the dependencies (caller, admin) and the middleware of the app
@@ -331,11 +343,11 @@ class IngressBase:
     def _session_tag(self, nonce: str) -> str:
         return hmac.new(self.session_secret, nonce.encode(), hashlib.sha256).hexdigest()[:24]
 
-    def _consume_quota(self, principal: Any) -> None:
+    async def _consume_quota(self, principal: Any) -> None:
         from medgraph.auth.quota import QuotaExceeded
 
         try:
-            self.quota.consume(principal.user_id if principal else None)
+            await self.blocking(self.quota.consume, principal.user_id if principal else None)
         except QuotaExceeded as exc:
             retry = max(1, int(exc.resets_at - time.time()))
             raise HTTPException(429, f"daily {exc.scope} quota of {exc.limit} questions reached",
@@ -365,7 +377,7 @@ class IngressBase:
     async def _work(self, principal: Any) -> AsyncIterator[None]:
         """One request that does work outside the agent (``/route``, ``/graph/*``): it counts
         against the daily quotas and holds a slot of the concurrency cap while it runs."""
-        self._consume_quota(principal)
+        await self._consume_quota(principal)
         slot = self.gate.slot()
         await self._enter(slot)
         try:

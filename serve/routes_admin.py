@@ -49,7 +49,7 @@ class AdminRoutes(IngressBase):
         (without ``auth.required``: to anyone); everyone else, a probe included, gets the status alone."""
         detail = not self.auth_cfg.required
         if authorization or x_api_key:
-            principal = self.principal(authorization, x_api_key)  # a bad key is still a 401
+            principal = await self.blocking(self.principal, authorization, x_api_key)  # a bad key is still a 401
             detail = detail or (principal is not None and principal.role == "admin")
         try:
             counts = await self._call(self.retriever.ready, timeout=self.cfg.store_timeout_s)
@@ -92,39 +92,39 @@ class AdminRoutes(IngressBase):
         stores = await self._call(self.retriever.ready, timeout=self.cfg.store_timeout_s)
         a = self.auth_cfg
         return {"stores": stores, "last_run": stores.get("last_run"), "tiers": await self.tier_stats(),
-                "usage": self.quota.usage(), "limits": {"per_user_daily": a.per_user_daily, "global_daily": a.global_daily},
+                "usage": await self.blocking(self.quota.usage), "limits": {"per_user_daily": a.per_user_daily, "global_daily": a.global_daily},
                 "concurrency": {"active": self.gate.active, "queued": self.gate.queued, "max_concurrent": a.max_concurrent}}
 
     @app.get("/admin/users", responses=error_responses(403))
     async def admin_users(self, _: Admin) -> dict[str, Any]:
         """Every user and every key (IDs, roles, state; never a secret)."""
-        return {"users": self.keys.list_users(), "keys": self.keys.list_keys()}
+        return {"users": await self.blocking(self.keys.list_users), "keys": await self.blocking(self.keys.list_keys)}
 
     @app.post("/admin/users", status_code=201, responses=error_responses(403, 409))
     async def admin_create_user(self, user: NewUser, _: Admin) -> dict[str, Any]:
         """Creates the user and its first API key; the key is shown in this response only."""
-        if any(u["user_id"] == user.user_id for u in self.keys.list_users()):
+        if any(u["user_id"] == user.user_id for u in await self.blocking(self.keys.list_users)):
             raise HTTPException(409, f"user {user.user_id!r} exists; POST /admin/users/{user.user_id}/keys for a key")
         try:
-            self.keys.create_user(user.user_id, user.role)
+            await self.blocking(self.keys.create_user, user.user_id, user.role)
         except ValueError as exc:  # e.g. the reserved name of unauthenticated callers
             raise HTTPException(422, str(exc)) from None
-        key_id, key = self.keys.issue_key(user.user_id)
+        key_id, key = await self.blocking(self.keys.issue_key, user.user_id)
         return {"user_id": user.user_id, "role": user.role, "key_id": key_id, "api_key": key}
 
     @app.post("/admin/users/{user_id}/keys", status_code=201, responses=error_responses(403, 404))
     async def admin_issue_key(self, user_id: Annotated[str, Path(max_length=64, pattern=USER_ID)],
                               _: Admin) -> dict[str, Any]:
         """A new API key for an existing user; the key is shown in this response only."""
-        if not any(u["user_id"] == user_id for u in self.keys.list_users()):
+        if not any(u["user_id"] == user_id for u in await self.blocking(self.keys.list_users)):
             raise HTTPException(404, f"no user {user_id!r}")
-        key_id, key = self.keys.issue_key(user_id)
+        key_id, key = await self.blocking(self.keys.issue_key, user_id)
         return {"user_id": user_id, "key_id": key_id, "api_key": key}
 
     @app.delete("/admin/keys/{key_id}", responses=error_responses(403, 404))
     async def admin_revoke_key(self, key_id: Annotated[str, Path(max_length=12, pattern=KEY_ID)],
                                _: Admin) -> dict[str, Any]:
         """Revoke a key: it is refused from then on."""
-        if not self.keys.revoke(key_id):
+        if not await self.blocking(self.keys.revoke, key_id):
             raise HTTPException(404, f"no active key {key_id!r}")
         return {"key_id": key_id, "revoked": True}

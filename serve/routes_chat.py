@@ -52,7 +52,7 @@ class ChatRoutes(IngressBase):
         grounded); ``agent`` (the agent's trace). ``tier`` forces a tier where ``auth.force_tier``
         allows it; a ``session_id`` continues a conversation."""
         request = self._request(principal, req.message, req.language, req.session_id, req.tier)
-        self._consume_quota(principal)
+        await self._consume_quota(principal)
         return await self.ask(request)
 
     @app.post("/chat/stream", responses=error_responses(403, 429, 503))
@@ -61,7 +61,7 @@ class ChatRoutes(IngressBase):
         unless ``progress``), ``{"delta": text}``, then ``{"done": true, ...the /chat body without
         content}``; ``{"error": ..., "status": n}`` for a failure after the response started."""
         request = self._request(principal, req.message, req.language, req.session_id, req.tier)
-        self._consume_quota(principal)
+        await self._consume_quota(principal)
 
         def render(event: dict[str, Any]) -> list[str]:
             if "done" in event:
@@ -98,7 +98,7 @@ class ChatRoutes(IngressBase):
         # the conversation); a signed-in user's names one of that user's sessions
         session = session_of_user(req.user, principal.user_id) if principal is not None else None
         request = self._request(principal, question, None, session, tier, history)
-        self._consume_quota(principal)
+        await self._consume_quota(principal)
         cid, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
         if req.stream:
             base = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": req.model}

@@ -240,3 +240,31 @@ def test_a_run_with_many_failures_is_read_one_page_and_counted_in_the_store(clie
     run = client.get("/corpus", params={"limit": 1}).json()["runs"][0]
     assert run["run_id"] == "big" and run["failure_count"] == 1000 and len(run["failures"]) == 50
     assert limits == [50]  # never the whole list
+
+
+def test_a_slow_key_store_does_not_stall_the_replicas_other_requests(client: TestClient):
+    """Key checks and quota counts run in the replica's app-state threads: while one request waits on
+    a paused database, the event loop still answers the others (liveness, reads without a key)."""
+    import threading
+
+    ingress = client.app.state.ingress  # type: ignore[attr-defined]
+    release = threading.Event()
+
+    def stalled_verify(key: str) -> Any:
+        release.wait(10)  # a PostgreSQL that does not answer
+        return None
+
+    ingress.keys.verify = stalled_verify
+    slow: dict[str, Any] = {}
+    waiting = threading.Thread(target=lambda: slow.update(r=client.get("/corpus", headers={"X-API-Key": "mgk_x_y"})))
+    waiting.start()
+    try:
+        time.sleep(0.3)  # the keyed request is inside verify now
+        started = time.monotonic()
+        assert client.get("/health/live").status_code == 200
+        assert client.get("/corpus").status_code == 200  # anonymous, quota-free read
+        assert time.monotonic() - started < 2 and waiting.is_alive()
+    finally:
+        release.set()
+        waiting.join(10)
+    assert slow["r"].status_code == 401
