@@ -152,7 +152,8 @@ async def guard_input(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
 
     req = state["request"]
     language = req.language or detect_language(req.question)
-    session = deps.sessions.open_session(req.session_id, req.user_id) if deps.sessions else None
+    # the session and memory stores block (SQLite, PostgreSQL): in a thread, off the replica's event loop
+    session = await asyncio.to_thread(deps.sessions.open_session, req.session_id, req.user_id) if deps.sessions else None
     verdict = await asyncio.to_thread(deps.guard.check_input, req.question, language)  # a model tier blocks
     return {"language": language, "input_verdict": verdict, "blocked": not verdict.allowed,
             "session_id": session.session_id if session else (req.session_id or ""), "tool_calls": 0}
@@ -174,7 +175,8 @@ async def rewrite(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     if req.history is not None:
         turns = [Turn(role, content) for role, content in req.history[-n:]]
     elif deps.sessions is not None and state.get("session_id"):
-        turns = [Turn(m.role, m.content, tuple(m.entities)) for m in deps.sessions.recent(state["session_id"], n)]
+        recent = await asyncio.to_thread(deps.sessions.recent, state["session_id"], n)
+        turns = [Turn(m.role, m.content, tuple(m.entities)) for m in recent]
     else:
         turns = []
     result = await asyncio.to_thread(deps.rewriter.rewrite, req.question, turns, state["language"])
@@ -185,7 +187,7 @@ async def analyse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     analysis = await deps.analyze(state["question"], state["language"])
     user = state["request"].user_id
     if user and deps.memory is not None:
-        interests = deps.memory.top_interests(user, deps.settings.top_interests)
+        interests = await asyncio.to_thread(deps.memory.top_interests, user, deps.settings.top_interests)
         analysis = with_interests(analysis, interests, deps.settings.interest_seed_weight)
     route = await deps.route(analysis, state["request"].tier)
     return {"analysis": analysis, "route": route}
@@ -238,7 +240,8 @@ async def fuse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     memories = []
     user = state["request"].user_id
     if user and deps.memory is not None and deps.settings.memories:
-        memories = deps.memory.recall(user, state["analysis"].entity_ids, deps.settings.memories, state["language"])
+        memories = await asyncio.to_thread(deps.memory.recall, user, state["analysis"].entity_ids, deps.settings.memories,
+                                           state["language"])
     return {"evidence": evidence, "memories": memories, "paths_used": paths}
 
 
@@ -342,17 +345,21 @@ async def persist(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     analysis = state.get("analysis")
     entities = tuple((m.mesh_id, m.surface) for m in analysis.mentions if m.mesh_id) if analysis else ()
     if deps.sessions is not None and state.get("session_id"):
-        deps.sessions.add_message(state["session_id"], "user", req.question, entities)
-        deps.sessions.add_message(state["session_id"], "assistant", answer.content)
+        await asyncio.to_thread(deps.sessions.add_message, state["session_id"], "user", req.question, entities)
+        await asyncio.to_thread(deps.sessions.add_message, state["session_id"], "assistant", answer.content)
     if deps.memory is None or not req.user_id or state.get("blocked") or analysis is None:
         return {}
-    ids = analysis.entity_ids
-    deps.memory.record_interests(req.user_id, ids)
+    ids, memory, user = analysis.entity_ids, deps.memory, req.user_id
     cited = [c.chunk_id[len(MEMORY_PREFIX):] for c in answer.citations if c.chunk_id.startswith(MEMORY_PREFIX)]
-    if cited:
-        deps.memory.reinforce(req.user_id, cited)
-    if not answer.refused and ids:
-        deps.memory.remember(req.user_id, state["question"], answer.content, ids)
+
+    def remember() -> None:  # the memory store blocks: in a thread, off the event loop
+        memory.record_interests(user, ids)
+        if cited:
+            memory.reinforce(user, cited)
+        if not answer.refused and ids:
+            memory.remember(user, state["question"], answer.content, ids)
+
+    await asyncio.to_thread(remember)
     return {}
 
 
