@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
@@ -42,7 +43,9 @@ from serve.webui import mount_ui
 
 log = logging.getLogger(__name__)
 
-app = FastAPI(title="MedGraph", version="0.1.0")
+# no /docs or /redoc: their pages load scripts from a CDN on the interface's origin; the schema is
+# /openapi.json and docs/api-reference.md
+app = FastAPI(title="MedGraph", version="0.1.0", docs_url=None, redoc_url=None)
 
 
 class ServiceUnavailable(Exception):
@@ -138,8 +141,15 @@ class BodyLimit:
 
         async def send(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *added]}
+                headers = list(message.get("headers", []))
+                if not any(name.lower() == b"content-security-policy" for name, _ in headers):  # API, not the UI
+                    headers += API_SECURITY_HEADERS
+                message = {**message, "headers": [*headers, *added]}
             await plain_send(message)
+        refused = _cross_site(scope, getattr(state, "origin_guard", None))
+        if refused is not None:
+            await _plain_error(send, *refused)
+            return
         limit = int(getattr(state, "max_body_bytes", MAX_BODY_BYTES))
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None:
@@ -161,6 +171,33 @@ class BodyLimit:
             return message
 
         await self.inner(scope, limited, send)
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# every API response, as the interface's files (serve/webui.py) have their own: JSON is never a page
+API_SECURITY_HEADERS = [(b"content-security-policy", b"default-src 'none'; frame-ancestors 'none'"),
+                        (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+
+
+def _cross_site(scope: dict[str, Any], allowed: frozenset[str] | None) -> tuple[int, str] | None:
+    """Without keys (``allowed`` is the host allow-list; None with keys on): a request naming a host
+    not on the list is a 421 (DNS rebinding: another site's page reaching this address under its own
+    name), and a state-changing request from a page of another origin (``Origin`` not this host, or
+    ``null``) is a 403 (any site the user visits could wake or sleep tiers). Clients that send no
+    ``Origin`` (curl, SDKs) pass."""
+    if allowed is None:
+        return None
+    headers = dict(scope.get("headers") or [])
+    host = headers.get(b"host", b"").decode("latin-1").lower()
+    name = host[1:host.find("]")] if host.startswith("[") else host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if allowed and name not in allowed:
+        return 421, "this host name is not served here (serve.allowed_hosts)"
+    origin = headers.get(b"origin")
+    if origin is not None and scope.get("method", "GET") not in SAFE_METHODS:
+        parts = urlsplit(origin.decode("latin-1"))
+        if origin == b"null" or parts.netloc.lower() != host:
+            return 403, "a request from another site's page may not change anything here without an API key"
+    return None
 
 
 async def _plain_error(send: Any, status: int, detail: str) -> None:
@@ -295,6 +332,8 @@ class IngressBase:
         served.state.ingress = self
         served.state.max_body_bytes = self.cfg.max_body_bytes
         served.state.replica = self.replica
+        served.state.origin_guard = (None if self.auth_cfg.required
+                                     else frozenset(h.lower().strip("[]") for h in self.cfg.allowed_hosts))
 
     async def _call(self, handle_method: Any, *args: Any, timeout: float | None = None) -> Any:
         return await calls.call(

@@ -169,6 +169,10 @@ class ServeConfig(_Model):
     tier_admin: bool = True  # POST /tiers/{engine}/sleep and /wake (operators, benchmarks)
     store_timeout_s: float = Field(default=5.0, gt=0)  # readiness / store calls answer 503 after this
     max_body_bytes: int = Field(default=1 << 20, ge=1024)  # a larger request body is a 413
+    # while keys are off (auth.required false): the host names a request may name (another is a 421:
+    # a page that rebinds its own name to this address), and a POST from another site's page (its
+    # Origin) is a 403; [] accepts any host. With keys on, the key is the check.
+    allowed_hosts: list[str] = ["127.0.0.1", "localhost", "::1"]
     # Serve's per-call access log lines (one per deployment call: five per question). Off by
     # default: on a small machine writing and shipping them costs more CPU than answering.
     access_log: bool = False

@@ -89,7 +89,7 @@ def client(tmp_path: Path, graph: EmbeddedGraphStore, monkeypatch: pytest.Monkey
     ingress = user_class.__new__(user_class)
     user_class.__init__(ingress, cfg, Handle(Analyzer()), Handle(retriever), None, None, {})
     monkeypatch.setattr(ray.serve, "get_replica_context", lambda: SimpleNamespace(servable_object=ingress))
-    with TestClient(served) as c:
+    with TestClient(served, base_url="http://127.0.0.1:8000") as c:
         yield c
     del served.state.ingress
 
@@ -268,3 +268,32 @@ def test_a_slow_key_store_does_not_stall_the_replicas_other_requests(client: Tes
         release.set()
         waiting.join(10)
     assert slow["r"].status_code == 401
+
+
+def test_without_keys_other_host_names_and_other_sites_pages_are_refused(client: TestClient):
+    """Keys are off in configs/local.yaml: a page on another site must not wake or sleep tiers (its
+    POST carries its Origin) nor read the API by rebinding its own name to this address (Host)."""
+    assert client.get("/corpus").status_code == 200  # Host 127.0.0.1:8000
+    for host in ("localhost:8000", "LOCALHOST", "[::1]:8000", "127.0.0.1"):
+        assert client.get("/health/live", headers={"Host": host}).status_code == 200, host
+    for host in ("evil.example:8000", "127.0.0.1.evil.example", "attacker"):
+        r = client.get("/corpus", headers={"Host": host})
+        assert r.status_code == 421 and "allowed_hosts" in r.json()["detail"], host
+    for origin in ("https://evil.example", "null", "http://127.0.0.1:9999"):
+        r = client.post("/tiers/small/wake", headers={"Origin": origin})
+        assert r.status_code == 403 and "another site" in r.json()["detail"], origin
+    # the interface's own page, and clients that send no Origin, pass the check (whatever the route says)
+    assert client.post("/tiers/small/wake", headers={"Origin": "http://127.0.0.1:8000"}).status_code != 403
+    assert client.post("/tiers/small/wake").status_code != 403
+    assert client.get("/corpus", headers={"Origin": "https://evil.example"}).status_code == 200  # a read: CORS guards it
+
+
+def test_api_responses_carry_the_interfaces_security_headers(client: TestClient):
+    for r in (client.get("/corpus"), client.get("/graph/entity", params={"id": "bad"})):
+        assert r.headers["x-content-type-options"] == "nosniff" and r.headers["referrer-policy"] == "no-referrer"
+        assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
+    ui = client.get("/ui/")
+    assert ui.headers.get_list("content-security-policy") == [ui.headers["content-security-policy"]]
+    assert "script-src 'self'" in ui.headers["content-security-policy"]  # the interface's own policy, once
+    assert client.get("/docs").status_code == 404 and client.get("/redoc").status_code == 404  # no CDN scripts
+    assert client.get("/openapi.json").json()["info"]["title"] == "MedGraph"
