@@ -57,9 +57,49 @@ def _needed_gpus(cfg) -> dict[str, int]:
 
 def test_manifests_parse_and_have_the_expected_kinds():
     kinds = {p.name: _yaml(p)["kind"] for p in KUBERAY.glob("*.yaml")}
-    assert kinds == {"raycluster.yaml": "RayCluster", "rayservice.yaml": "RayService", "rayjob.yaml": "RayJob"}
+    assert kinds == {"raycluster.yaml": "RayCluster", "rayservice.yaml": "RayService", "rayjob.yaml": "RayJob",
+                     "networkpolicy.yaml": "NetworkPolicy"}
     for p in KUBERAY.glob("*.yaml"):
-        assert _yaml(p)["apiVersion"] == "ray.io/v1"
+        assert _yaml(p)["apiVersion"] == ("networking.k8s.io/v1" if p.name == "networkpolicy.yaml" else "ray.io/v1")
+
+
+def _ray_cluster_spec(manifest: str) -> dict:
+    doc = _yaml(KUBERAY / manifest)
+    return doc["spec"]["rayClusterConfig"] if doc["kind"] == "RayService" else doc["spec"]
+
+
+@pytest.mark.parametrize("manifest", ["raycluster.yaml", "rayservice.yaml"])
+def test_ray_clusters_need_the_ray_token_and_the_store_secrets(manifest):
+    """The job API runs submitted code with the cluster's secrets: Ray token authentication on, its
+    token from a Secret; the Qdrant key and the Redis password are not optional."""
+    spec = _ray_cluster_spec(manifest)
+    assert spec["authOptions"] == {"mode": "token", "secretName": "medgraph-ray-token"}
+    assert "medgraph-ray-token" in (KUBERAY / manifest).read_text().split("apiVersion")[0]  # the header says how
+    for group in [spec["headGroupSpec"], *spec["workerGroupSpecs"]]:
+        env = {e["name"]: e for e in group["template"]["spec"]["containers"][0]["env"]}
+        for name in ("QDRANT_API_KEY", "REDIS_PASSWORD"):
+            assert env[name]["valueFrom"]["secretKeyRef"].get("optional", False) is False, (manifest, name)
+
+
+def test_only_ray_pods_and_the_operator_reach_the_ray_control_plane():
+    policy = _yaml(KUBERAY / "networkpolicy.yaml")["spec"]
+    assert policy["podSelector"] == {"matchLabels": {"ray.io/is-ray-node": "yes"}} and policy["policyTypes"] == ["Ingress"]
+    open_ports = set()
+    for rule in policy["ingress"]:
+        ports = {p["port"] for p in rule.get("ports", [])}
+        sources = rule.get("from")
+        if not sources:  # open to anyone: only the Serve HTTP port, behind required API keys
+            open_ports |= ports
+        else:
+            for source in sources:
+                assert source.get("podSelector") == {"matchLabels": {"ray.io/is-ray-node": "yes"}} or (
+                    source.get("namespaceSelector") == {"matchLabels": {"medgraph.io/ray-control": "allowed"}}
+                    and ports <= {8265, 6379})
+    assert open_ports == {8000} and load_config(REPO / "configs" / "cluster.yaml").auth.required
+    launcher = _yaml(REPO / "cluster" / "ray-cluster.yaml")
+    assert launcher["file_mounts"] == {"~/.ray/auth_token": "~/.ray/auth_token"}
+    for command in (launcher["head_start_ray_commands"][-1], launcher["worker_start_ray_commands"][-1]):
+        assert command.startswith("export RAY_AUTH_MODE=token;") and "ray start" in command
 
 
 def test_rayservice_serves_the_repository_serve_config():
@@ -171,7 +211,7 @@ def test_every_container_takes_its_secrets_from_the_kubernetes_secret(manifest):
     for group in groups:
         env = {e["name"]: e for e in group["template"]["spec"]["containers"][0]["env"]}
         for name, required in ((cfg.auth.pepper_env, True), ("PGPASSWORD", True), (cfg.auth.admin_key_env, False),
-                               (cfg.redis.password_env, False)):
+                               (cfg.redis.password_env, True)):
             ref = env[name]["valueFrom"]["secretKeyRef"]  # never a literal value
             assert ref["name"] == "medgraph-secrets" and "value" not in env[name]
             assert ref.get("optional", False) is (not required), name
