@@ -220,11 +220,26 @@ def _read_json(location: Location, stamp: tuple[int, int]) -> Any:
     return data
 
 
+MAX_RECORD_BYTES = 64 << 20  # one JSONL line; a longer one fails alone (it is never held whole)
+
+
+def _lines(fh: Any) -> Iterator[bytes | None]:
+    """The lines of a binary stream, each at most ``MAX_RECORD_BYTES``: a longer one is skipped in
+    pieces and yields None (its record fails alone)."""
+    while raw := fh.readline(MAX_RECORD_BYTES + 1):
+        if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
+            while (rest := fh.readline(storage.COPY_CHUNK)) and not rest.endswith(b"\n"):
+                pass
+            yield None
+        else:
+            yield raw
+
+
 def _count_records(location: Location) -> int:
     if _is_pubmedqa(location) or _is_json_array(location):
         return len(_read_json(location, storage.stamp(location)))
     with storage.open_binary(location) as fh:
-        return sum(1 for line in fh if line.strip())
+        return sum(1 for line in _lines(fh) if line is None or line.strip())
 
 
 def _load_records(location: Location, start: int, stop: int | None) -> Iterator[Document | Failure]:
@@ -241,14 +256,17 @@ def _load_records(location: Location, start: int, stop: int | None) -> Iterator[
         return
     index = 0
     with storage.open_binary(location) as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
+        for lineno, raw in enumerate(_lines(fh), 1):
+            if raw is not None and not raw.strip():
                 continue
             if stop is not None and index >= stop:
                 break
             if index >= start:
-                yield _guard(f"{location}:{lineno}",
-                             lambda r=raw, n=lineno: record_document(_parse_line(r), location, n))
+                if raw is None:
+                    yield Failure(f"{location}:{lineno}", "load", f"a record over {MAX_RECORD_BYTES >> 20} MB")
+                else:
+                    yield _guard(f"{location}:{lineno}",
+                                 lambda r=raw, n=lineno: record_document(_parse_line(r), location, n))
             index += 1
 
 

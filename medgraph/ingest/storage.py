@@ -48,6 +48,11 @@ _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]+)://")
 _MANGLED = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]+):/(?!/)")
 _GLOB = re.compile(r"[*?\[]")
 COPY_CHUNK = 1 << 20
+# A .gz input that expands to more than this many times its compressed size, past BOMB_FLOOR, is a
+# compression bomb: its read fails (the file alone, with this reason); real corpus files expand ~3-10x
+BOMB_RATIO = 100
+BOMB_FLOOR = 1 << 30
+MAX_WHOLE_FILE_BYTES = 512 << 20  # a file read whole (a JSON array or object, a text file); JSONL streams
 RETRY_ENV = "MEDGRAPH_STORAGE_RETRY_S"  # GCS: seconds an unreachable service is retried (default 10)
 
 
@@ -66,6 +71,42 @@ class _Raw(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         data = self.stream.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Counted(io.RawIOBase):
+    """A binary stream that counts the bytes read from it (a .gz file's compressed bytes)."""
+
+    def __init__(self, inner: IO[bytes]) -> None:
+        self.inner, self.count = inner, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read(len(buffer))
+        buffer[: len(data)] = data
+        self.count += len(data)
+        return len(data)
+
+
+class _Bounded(io.RawIOBase):
+    """A decompressed stream that fails past ``BOMB_RATIO`` × the compressed bytes read (and
+    ``BOMB_FLOOR``): a compression bomb stops here, not in the worker's memory or disk."""
+
+    def __init__(self, inner: IO[bytes], compressed: _Counted) -> None:
+        self.inner, self.compressed, self.count = inner, compressed, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read(len(buffer))
+        self.count += len(data)
+        if self.count > BOMB_FLOOR and self.count > BOMB_RATIO * max(1, self.compressed.count):
+            raise StorageError(f"decompresses to more than {BOMB_RATIO} times its size (past "
+                               f"{BOMB_FLOOR >> 20} MB): not read, a compression bomb?")
         buffer[: len(data)] = data
         return len(data)
 
@@ -283,13 +324,21 @@ def open_binary(location: Location) -> Iterator[IO[bytes]]:
                 raise StorageError(f"cannot read: {_reason(exc)}") from exc
             raw = io.BufferedReader(_Raw(stream), COPY_CHUNK)
         if str(loc).lower().endswith(".gz"):
-            raw = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
+            counted = _Counted(raw)
+            unpacked = stack.enter_context(gzip.GzipFile(fileobj=io.BufferedReader(counted, COPY_CHUNK), mode="rb"))
+            raw = io.BufferedReader(_Bounded(unpacked, counted), 1 << 16)  # type: ignore[arg-type]
         yield raw
 
 
-def read_bytes(location: Location) -> bytes:
+def read_bytes(location: Location, limit: int | None = None) -> bytes:
+    """The whole file (decompressed); more than ``limit`` bytes (default ``MAX_WHOLE_FILE_BYTES``)
+    is a ``StorageError`` before it is all in memory."""
+    limit = MAX_WHOLE_FILE_BYTES if limit is None else limit
     with open_binary(location) as fh:
-        return fh.read()
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise StorageError(f"is over {limit >> 20} MB, too large to read whole: split it into JSONL (one record per line)")
+    return data
 
 
 def _suffixes(name: str) -> str:

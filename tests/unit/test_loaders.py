@@ -179,3 +179,28 @@ def test_gzipped_records_are_counted_sharded_and_read(tmp_path):
     shards = plan_shards(files, records_per_shard=2)
     assert [(s.start, s.stop) for s in shards] == [(0, 2), (2, 4), (4, 6)]
     assert [d.doc_id for s in shards for d in load_shard(s)] == ["0", "1", "2", "3", "4"]
+
+
+def test_compression_bombs_and_oversized_inputs_fail_alone(tmp_path, monkeypatch):
+    """A gzip bomb, a JSON file too large to read whole and a JSONL line too long to hold fail alone
+    with their reason; the good records beside them load (limits scaled down for the test)."""
+    import gzip
+
+    from medgraph.ingest import loaders, storage
+
+    monkeypatch.setattr(storage, "BOMB_FLOOR", 1 << 20)  # 1 MB instead of 1 GB
+    monkeypatch.setattr(storage, "MAX_WHOLE_FILE_BYTES", 64 << 10)
+    monkeypatch.setattr(loaders, "MAX_RECORD_BYTES", 32 << 10)
+    good = json.dumps({"doc_id": "ok", "title": "T", "text": "Metformin lowers glucose in type 2 diabetes."})
+    with gzip.open(tmp_path / "bomb.jsonl.gz", "wb") as fh:  # 50 MB of zeros: ~50 KB compressed
+        fh.write((good + "\n").encode() + b"0" * (50 << 20))
+    (tmp_path / "big.json").write_text(json.dumps([json.loads(good)] * 2000))  # ~170 KB, read whole
+    (tmp_path / "lines.jsonl").write_text("\n".join([good, json.dumps({"title": "X", "text": "y" * (40 << 10)}),
+                                                     good.replace('"ok"', '"ok2"')]))
+    docs, failures = load_all([tmp_path])
+    reasons = {f.source.rsplit("/", 1)[-1]: f.reason for f in failures}
+    assert any("bomb" in r for s, r in reasons.items() if s.startswith("bomb.jsonl.gz")), reasons
+    assert "too large to read whole" in reasons["big.json"], reasons
+    assert reasons["lines.jsonl:2"].startswith("a record over"), reasons
+    assert sorted(d.doc_id for d in docs) == ["ok", "ok", "ok2"]  # the bomb's first record, lines 1 and 3
+    assert storage.read_bytes(tmp_path / "lines.jsonl", limit=1 << 20).startswith(good.encode())
