@@ -122,7 +122,9 @@ class BodyLimit:
     Content-Length before anything is read, or while a chunked body is read. Every response names
     the ingress replica that answered (``state.replica``: ``X-MedGraph-Replica``), for operators
     and tests, and the request's ID (``X-Request-ID``: the caller's when it is 1-64 letters, digits,
-    ``.``, ``_`` or ``-``, else a new one). It reads the state of the app serving the request (Serve runs a copy of ``app``)."""
+    ``.``, ``_`` or ``-``, else a new one); API responses get ``API_SECURITY_HEADERS``. Without keys
+    it first refuses other host names and other sites' state-changing requests (``_cross_site``).
+    It reads the state of the app serving the request (Serve runs a copy of ``app``)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
