@@ -325,8 +325,14 @@ class IngressBase:
         self.bind(app)
 
     async def blocking(self, fn: Any, *args: Any) -> Any:
-        """``fn(*args)`` in the replica's app-state thread pool (``STATE_THREADS`` threads)."""
-        return await asyncio.get_running_loop().run_in_executor(self.state_pool, functools.partial(fn, *args))
+        """``fn(*args)`` in the replica's app-state thread pool (``STATE_THREADS`` threads), given
+        ``serve.store_timeout_s``: a database that does not answer (paused, a half-open connection)
+        is a 503 for the caller, while the call finishes or fails in its thread."""
+        call = asyncio.get_running_loop().run_in_executor(self.state_pool, functools.partial(fn, *args))
+        try:
+            return await asyncio.wait_for(call, self.cfg.store_timeout_s)
+        except TimeoutError:
+            raise StoreUnavailable(f"the app state did not answer within {self.cfg.store_timeout_s:g} s") from None
 
     def bind(self, served: Any) -> None:
         """Make this instance what the dependencies (caller, admin) and the middleware of the app
