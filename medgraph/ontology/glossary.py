@@ -237,8 +237,8 @@ def build_glossary(sources: Iterable[tuple[str, Path]], entities: Iterable[Entit
                     general[language].setdefault(word, tuple(glosses))
             counts[kind] = str(path)
     words = {lang: {w: tuple(g) for w, g in table.items() if g} for lang, table in tables.items()}
-    senses = terminology_senses(entities, general["de"]) if general["de"] else {}
-    medical = {n.lower() for e in entities for n in e.names.get(PIVOT, [e.name])}
+    medical = medical_terms(entities)
+    senses = terminology_senses(entities, general["de"], medical=medical) if general["de"] else {}
     for word, found in senses.items():
         words["de"][word] = _with_senses(words["de"].get(word, ()), found, medical, per_word)
     counts["terminology_senses"] = len(senses)
@@ -254,8 +254,13 @@ def _with_senses(glosses: tuple[str, ...], senses: list[str], medical: set[str],
     return tuple([*new, *glosses])[:per_word]
 
 
+def medical_terms(entities: Iterable[Entity]) -> set[str]:
+    """The vocabulary's English names and synonyms, lower-cased: what counts as a medical term."""
+    return {name.lower() for e in entities for name in e.names.get(PIVOT, [e.name])}
+
+
 def terminology_senses(entities: Iterable[Entity], general: dict[str, tuple[str, ...]],
-                       min_support: int = 2) -> dict[str, list[str]]:
+                       min_support: int = 2, medical: set[str] | None = None) -> dict[str, list[str]]:
     """German words whose medical sense the general dictionary lists only inside compounds, read off
     German–English pairs of phrases: the vocabulary's German and English names of one descriptor and
     the dictionary's own compounds glossed by a vocabulary name (a medical term). A German phrase's words and compound
@@ -263,7 +268,8 @@ def terminology_senses(entities: Iterable[Entity], general: dict[str, tuple[str,
     ``Gesundheits·versorgung`` ↔ health care); where every part but one has its English word among
     its dictionary glosses, the remaining part, the head, means the remaining word (Versorgung →
     care, where the dictionary's own entry has only "supply"). Kept when ``min_support`` phrases say so; the
-    dictionary's entry word (``general``'s key) → its new glosses, best supported first."""
+    dictionary's entry word (``general``'s key) → its new glosses, best supported first.
+    ``medical``: ``medical_terms(entities)``, when the caller has it."""
     import Stemmer
 
     stem = Stemmer.Stemmer("english").stemWord
@@ -278,7 +284,7 @@ def terminology_senses(entities: Iterable[Entity], general: dict[str, tuple[str,
 
     pairs = [(de, en) for e in entities for de in e.names.get("de", [])
              for en in e.names.get(PIVOT, [e.name]) if "," not in en]
-    medical = {en.lower() for e in entities for en in e.names.get(PIVOT, [e.name])}
+    medical = medical_terms(entities) if medical is None else medical
     # the dictionary's compounds whose gloss is a vocabulary name (a medical term: patient care)
     pairs += [(word, gloss) for word, glosses in general.items() if " " not in word
               for gloss in glosses if " " in gloss and gloss.lower() in medical]
@@ -331,18 +337,15 @@ def german_lemmas(word: str) -> list[str]:
     return out
 
 
-def _german_lookup(word: str, table: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    if word in table:
-        return table[word]
-    for form in german_lemmas(word):
-        if form in table:
-            return table[form]
-    return ()
-
-
 def _german_key(word: str, table: dict[str, tuple[str, ...]]) -> str | None:
-    """The entry of ``table`` that ``_german_lookup`` reads for ``word``, or None."""
+    """The entry of ``table`` for ``word``: the word as written, else its first lemma candidate
+    that ``table`` has; None when it has neither."""
     return next((form for form in (word, *german_lemmas(word)) if form in table), None)
+
+
+def _german_lookup(word: str, table: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    key = _german_key(word, table)
+    return table[key] if key is not None else ()
 
 
 def german_compound(word: str, known: Any, max_parts: int = 3) -> list[str]:
