@@ -92,17 +92,19 @@ class AspectGap:
     entities: tuple[str, ...]  # the question's MeSH IDs the evidence names
 
 
+def name_pattern(name: str) -> re.Pattern[str] | None:
+    """A pattern finding an entity's name in text: as a whole word, case-insensitively; a Chinese
+    name anywhere (no word boundaries); None for a name under two characters."""
+    name = " ".join(name.split())
+    if len(name) < 2:
+        return None
+    if re.search(r"[\u3400-\u9fff]", name):  # Chinese: no word boundaries
+        return re.compile(re.escape(name))
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+
+
 def _mentions(text: str, analysis: QueryAnalysis, mesh_id: str) -> bool:
-    for name in analysis.names_of(mesh_id):
-        name = " ".join(name.split())
-        if len(name) < 2:
-            continue
-        if re.search(r"[\u3400-\u9fff]", name):
-            if name in text:
-                return True
-        elif re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE):
-            return True
-    return False
+    return any(p.search(text) for name in analysis.names_of(mesh_id) if (p := name_pattern(name)))
 
 
 def aspect_gap(analysis: QueryAnalysis, evidence: Sequence[Candidate], min_relevance: float = 0.0,

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 from medgraph.config.models import DEFAULT_SENTENCE_WEIGHTS
 from medgraph.embed.lexical import tokenize
-from medgraph.generate.aspects import addresses, asked_aspects
+from medgraph.generate.aspects import addresses, asked_aspects, name_pattern
 from medgraph.ingest.text import count_tokens, split_sentences
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
@@ -177,15 +177,6 @@ class ScoredSentence:
     entities: tuple[str, ...] = ()  # the question's MeSH IDs the sentence names
 
 
-def _name_pattern(name: str) -> re.Pattern[str] | None:
-    name = " ".join(name.split())
-    if len(name) < 2:
-        return None
-    if re.search(r"[\u3400-\u9fff]", name):  # Chinese: no word boundaries
-        return re.compile(re.escape(name))
-    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
-
-
 def _linked_share(analysis: QueryAnalysis) -> float:
     """The share of the question's letters inside linked mentions (what a translation translates)."""
     letters = sum(ch.isalnum() for ch in analysis.text)
@@ -222,7 +213,7 @@ def score_sentences(analysis: QueryAnalysis, evidence: Sequence[Candidate], weig
     versions = [(analysis.language, set(tokenize(analysis.text, language=analysis.language)), 1.0)]
     linked = _linked_share(analysis)  # a translation's matches count for the share of the question it translates
     versions += [(lang, set(tokenize(text, language=lang)), linked) for lang, text in analysis.translations]
-    patterns = {mesh_id: [p for name in analysis.names_of(mesh_id) if (p := _name_pattern(name))]
+    patterns = {mesh_id: [p for name in analysis.names_of(mesh_id) if (p := name_pattern(name))]
                 for mesh_id in analysis.entity_ids}
     kinds = question_types(analysis.text)
     aspects = asked_aspects(analysis.text)
