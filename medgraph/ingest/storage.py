@@ -61,31 +61,18 @@ class StorageError(OSError):
 
 
 class _Raw(io.RawIOBase):
-    """A pyarrow input stream as a raw file (it reads, but cannot iterate lines), to be buffered."""
+    """Anything with ``read(n)`` (a pyarrow input stream, a file) as a raw file, to be buffered (a
+    pyarrow stream reads but cannot iterate lines); ``count``: the bytes read through it (a .gz
+    file's compressed bytes)."""
 
     def __init__(self, stream: Any) -> None:
-        self.stream = stream
+        self.stream, self.count = stream, 0
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
         data = self.stream.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-
-class _Counted(io.RawIOBase):
-    """A binary stream that counts the bytes read from it (a .gz file's compressed bytes)."""
-
-    def __init__(self, inner: IO[bytes]) -> None:
-        self.inner, self.count = inner, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.inner.read(len(buffer))
         buffer[: len(data)] = data
         self.count += len(data)
         return len(data)
@@ -95,7 +82,7 @@ class _Bounded(io.RawIOBase):
     """A decompressed stream that fails past ``BOMB_RATIO`` × the compressed bytes read (and
     ``BOMB_FLOOR``): a compression bomb stops here, not in the worker's memory or disk."""
 
-    def __init__(self, inner: IO[bytes], compressed: _Counted) -> None:
+    def __init__(self, inner: IO[bytes], compressed: _Raw) -> None:
         self.inner, self.compressed, self.count = inner, compressed, 0
 
     def readable(self) -> bool:
@@ -324,7 +311,7 @@ def open_binary(location: Location) -> Iterator[IO[bytes]]:
                 raise StorageError(f"cannot read: {_reason(exc)}") from exc
             raw = io.BufferedReader(_Raw(stream), COPY_CHUNK)
         if str(loc).lower().endswith(".gz"):
-            counted = _Counted(raw)
+            counted = _Raw(raw)
             unpacked = stack.enter_context(gzip.GzipFile(fileobj=io.BufferedReader(counted, COPY_CHUNK), mode="rb"))
             raw = io.BufferedReader(_Bounded(unpacked, counted), 1 << 16)  # type: ignore[arg-type]
         yield raw
