@@ -70,6 +70,33 @@ def require_disposable_neo4j(uri: str) -> None:
                     "cluster/neo4j/neo4j-dev.sh adds it): the tests will not delete its data", "MEDGRAPH_REQUIRE_NEO4J")
 
 
+def server_services() -> dict[str, str]:
+    """The URLs of the servers ``make test`` starts for the replicated app
+    (``benchmarks.replicated``): ``qdrant``, ``redis`` and ``postgres`` from
+    ``MEDGRAPH_QDRANT_URL``, ``MEDGRAPH_REDIS_URL`` and ``MEDGRAPH_APP_DB_URL``, after checking the
+    disposable Neo4j dev server; a missing one is ``unavailable`` under its flag."""
+    import httpx
+
+    from benchmarks.replicated import NEO4J_URI
+
+    require_disposable_neo4j(NEO4J_URI)
+
+    def url(env: str, flag: str, what: str) -> str:
+        value = os.environ.get(env, "").strip()
+        if not value:
+            unavailable(f"{env} is not set: start {what} (make test does)", flag)
+        return value
+
+    qdrant = url("MEDGRAPH_QDRANT_URL", "MEDGRAPH_REQUIRE_SHARED", "the Qdrant server (make qdrant-start)")
+    redis_url = url("MEDGRAPH_REDIS_URL", "MEDGRAPH_REQUIRE_REDIS", "Redis (make redis-start)")
+    pg = url("MEDGRAPH_APP_DB_URL", "MEDGRAPH_REQUIRE_POSTGRES", "PostgreSQL (make postgres-start)")
+    try:
+        httpx.get(f"{qdrant}/collections", timeout=5).raise_for_status()
+    except httpx.HTTPError as exc:
+        unavailable(f"no Qdrant server at {qdrant} ({exc})", "MEDGRAPH_REQUIRE_SHARED")
+    return {"qdrant": qdrant, "redis": redis_url, "postgres": pg}
+
+
 def store_counts(cfg: Any) -> dict[str, int]:
     """Graph-store counts plus the vector count, for the stores a config points at."""
     from medgraph.stores import make_graph_store, make_vector_store

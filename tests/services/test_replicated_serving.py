@@ -20,111 +20,38 @@ disposable dev server.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 import pytest
 
-from medgraph.config import load_config
-from medgraph.testing.net import free_port
-from tests.helpers import require_disposable_neo4j, require_module, unavailable
+from benchmarks.replicated import start_replicated
+from tests.helpers import REPO, require_module, server_services
 from tests.integration.test_agent_http import CORPUS
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[2]
-NEO4J_URI = f"bolt://{os.environ.get('NEO4J_DEV_HOST', '127.0.0.1')}:{os.environ.get('NEO4J_DEV_PORT', '7687')}"
-ADMIN_KEY = "mgk_00000000beef_" + "R" * 43
+LITERATURE = REPO / "tests" / "fixtures" / "agent" / "literature"
 DAILY = 6  # auth.per_user_daily
 ZIKA = "Is Zika virus infection in pregnancy linked to microcephaly?"
 
 
-def _service_url(env: str, flag: str, what: str) -> str:
-    url = os.environ.get(env, "").strip()
-    if not url:
-        unavailable(f"{env} is not set: start {what} (make test does)", flag)
-    return url
-
-
 @pytest.fixture(scope="module")
 def services() -> dict[str, str]:
-    require_disposable_neo4j(NEO4J_URI)
-    qdrant = _service_url("MEDGRAPH_QDRANT_URL", "MEDGRAPH_REQUIRE_SHARED", "the Qdrant server (make qdrant-start)")
-    redis_url = _service_url("MEDGRAPH_REDIS_URL", "MEDGRAPH_REQUIRE_REDIS", "Redis (make redis-start)")
-    pg = _service_url("MEDGRAPH_APP_DB_URL", "MEDGRAPH_REQUIRE_POSTGRES", "PostgreSQL (make postgres-start)")
-    try:
-        httpx.get(f"{qdrant}/collections", timeout=5).raise_for_status()
-    except httpx.HTTPError as exc:
-        unavailable(f"no Qdrant server at {qdrant} ({exc})", "MEDGRAPH_REQUIRE_SHARED")
-    return {"qdrant": qdrant, "redis": redis_url, "postgres": pg}
+    return server_services()
 
 
 @pytest.fixture(scope="module")
 def app(services: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from ray import serve
-
-    from jobs.build_corpus import build_corpus
-    from medgraph.auth.keys import ApiKeyStore
-    from serve.demo import start
-
-    psycopg = require_module("psycopg", "MEDGRAPH_REQUIRE_POSTGRES")
+    require_module("psycopg", "MEDGRAPH_REQUIRE_POSTGRES")
     redis = require_module("redis", "MEDGRAPH_REQUIRE_REDIS")
-    tag = uuid.uuid4().hex[:10]
-    schema, prefix, collection = f"medgraph_replicas_{tag}", f"medgraph-test-{tag}", f"replicas_{tag}"
-    with psycopg.connect(services["postgres"], autocommit=True) as db:
-        db.execute(f'CREATE SCHEMA "{schema}"')  # a generated name, not user input
-    app_db = f"{services['postgres']}?options={quote(f'-csearch_path={schema}', safe='')}"
-    root = tmp_path_factory.mktemp("replicas")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    (corpus / "docs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in CORPUS))
-    literature = root / "literature"
-    shutil.copytree(REPO / "tests" / "fixtures" / "agent" / "literature", literature)
-    sets = [
-        f'stores.graph={{kind: neo4j, uri: "{NEO4J_URI}", password_env: NEO4J_DEV_PASSWORD}}',
-        f'stores.vector={{kind: qdrant_server, url: "{services["qdrant"]}", collection: {collection}}}',
-        f"app.path={app_db}", f"redis.url={services['redis']}", f"redis.prefix={prefix}",
-        f"serve.port={free_port()}", "serve.tier_admin=false",
-        "auth.required=true", f"auth.per_user_daily={DAILY}", "auth.global_daily=100000",
-        "auth.max_concurrent=1", "auth.max_queue=32", "retrieval.ppr_refresh_s=0.5",
-        "serve.ingress.num_replicas=2", "serve.retriever.num_replicas=2", "serve.agent.num_replicas=2",
-        f'gaps.sources=[{{"kind": "local", "path": "{literature}"}}]',
-    ]
-    cfg = load_config(REPO / "configs" / "local.yaml", sets)
-    _wipe_graph(cfg)
-    assert build_corpus(cfg, [str(corpus)])["status"] == "succeeded"
-    ApiKeyStore(cfg.app.path).bootstrap_admin(ADMIN_KEY)
-    url = start(cfg)
-    yield {"url": url, "cfg": cfg, "admin": {"Authorization": f"Bearer {ADMIN_KEY}"},
-           "redis": redis.Redis.from_url(services["redis"]), "prefix": prefix}
-    serve.shutdown()
-    _wipe_graph(cfg)
-    httpx.delete(f"{services['qdrant']}/collections/{collection}", timeout=30)
-    client = redis.Redis.from_url(services["redis"])
-    for key in client.scan_iter(match=f"{prefix}:*"):
-        client.delete(key)
-    with psycopg.connect(services["postgres"], autocommit=True) as db:
-        db.execute(f'DROP SCHEMA "{schema}" CASCADE')
-
-
-def _wipe_graph(cfg: Any) -> None:
-    from medgraph.stores import make_graph_store
-
-    store = make_graph_store(cfg.stores.graph)
-    try:
-        with store._driver.session() as session:
-            session.run("MATCH (n) WHERE n:Entity OR n:Chunk OR n:Document OR n:Run OR n:Failure OR n:Community "
-                        "OR n:CommunityBuild DETACH DELETE n").consume()
-    finally:
-        store.close()
+    served = start_replicated(services, tmp_path_factory.mktemp("replicas"), CORPUS, LITERATURE, [
+        f"auth.per_user_daily={DAILY}", "auth.global_daily=100000", "auth.max_concurrent=1", "auth.max_queue=32"])
+    yield {"url": served.url, "cfg": served.cfg, "admin": served.admin,
+           "redis": redis.Redis.from_url(services["redis"]), "prefix": served.prefix}
+    served.close()
 
 
 def _user(app: dict[str, Any], name: str) -> tuple[dict[str, str], str]:

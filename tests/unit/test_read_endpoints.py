@@ -215,6 +215,23 @@ def test_a_store_that_cannot_answer_is_a_503_on_every_new_route(client: TestClie
         assert r.json()["request_id"] == r.headers["x-request-id"] and len(r.headers["x-request-id"]) == 32
 
 
+def test_a_replica_that_died_during_the_call_is_a_503(client: TestClient, graph: EmbeddedGraphStore,
+                                                     monkeypatch: pytest.MonkeyPatch):
+    """A retriever replica killed while it answers: Serve raises ``ActorDiedError`` (or a
+    ``RayTaskError`` wrapping it, from a call whose upstream replica died). The request may be
+    retried on the replica Serve starts instead: a 503, like a store that is down, not a 500."""
+    from ray.exceptions import ActorDiedError, RayTaskError
+
+    for error in (ActorDiedError(), RayTaskError("retrieve", "traceback", ActorDiedError())):
+        def died(*_: Any, error: Exception = error, **__: Any) -> Any:
+            raise error
+
+        monkeypatch.setattr(graph, "counts", died)
+        r = client.get("/corpus")
+        assert r.status_code == 503 and r.headers["retry-after"], (type(error), r.text)
+        assert r.json()["detail"] == "a backend is unavailable; try again later"
+
+
 def test_every_response_carries_the_request_id_the_caller_sent_or_a_new_one(client: TestClient):
     sent = client.get("/corpus", headers={"X-Request-ID": "trace-42.a_b"})
     assert sent.status_code == 200 and sent.headers["x-request-id"] == "trace-42.a_b"
