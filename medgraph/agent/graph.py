@@ -297,7 +297,7 @@ async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     # are quoted when the evidence does not say it better, and never crowd out more than half
     evidence = state["evidence"][: s.top_k - len(memories)] + memories
     gap = aspect_gap(state["analysis"], state["evidence"], s.min_relevance, s.top_k)
-    if gap is not None:  # the evidence names the entity, not the aspect asked about: say so, every tier alike
+    if gap is not None:  # no usable evidence states the aspect asked about: say so, every tier alike
         answer = gap_answer(gap, state["analysis"])
         write({"delta": answer.content})
         return {"answer": answer}

@@ -13,10 +13,11 @@ that the same way for every asker and every answer engine:
 - ``addresses(sentence, aspect)``: whether a sentence states something of that aspect (its
   evidence cues, in English, German and Chinese: "irritation", "20 mg", "contraindicated",
   "$ 45,000").
-- ``aspect_gap(analysis, evidence)``: for an aspect-gated question, ``AspectGap`` when the usable
-  evidence names the question's entity (or the question links none) but no passage that names it
-  addresses the aspect; ``None`` otherwise (some usable passage addresses it, or none names the
-  entity, which the ordinary refusal covers).
+- ``aspect_gap(analysis, evidence)``: for an aspect-gated question, ``AspectGap`` when no usable
+  evidence passage addresses the aspect, with the question's entities that the evidence names (the
+  reply names them; when it names none, the reply says only that the sources say nothing about the
+  aspect: a passage on something else is no answer either, whatever its relevance); ``None`` when
+  some usable passage addresses it.
 - ``gap_answer(gap, analysis)``: the reply, in the asker's language, naming the entity by its name
   in that language: "Die indexierten Quellen nennen Metformin, beschreiben aber keine
   Nebenwirkungen." It is a refusal (``refused=True``): nothing is quoted as an answer.
@@ -119,8 +120,6 @@ def aspect_gap(analysis: QueryAnalysis, evidence: Sequence[Candidate], min_relev
         return None
     named = [m for m in analysis.entity_ids
              if any(c.chunk is not None and _mentions(c.chunk.text, analysis, m) for c in usable)]
-    if not named:
-        return None  # the evidence does not name what is asked about: the ordinary refusal decides
     return AspectGap(tuple(aspects), tuple(named))
 
 

@@ -91,4 +91,6 @@ def test_a_missing_aspect_is_one_decision_in_every_language(question: str, langu
     assert answer.refused and answer.language == language and answer.content == reply
     assert aspect_gap(analysis, [*evidence, _cand("b", INTOLERANCE, 0.5)], 0.2) is None  # stated somewhere
     assert aspect_gap(analysis, [*evidence, _cand("b", INTOLERANCE, 0.1)], 0.2) is not None  # ... but not usable
-    assert aspect_gap(analysis, [_cand("c", "Hand hygiene prevents infections.", 0.9)], 0.2) is None  # not named
+    other = aspect_gap(analysis, [_cand("c", "Hand hygiene prevents infections.", 0.9)], 0.2)  # not named either
+    assert other is not None and other.entities == ()  # a passage on something else answers no aspect
+    assert gap_answer(other, analysis).refused and "Metformin" not in gap_answer(other, analysis).content
