@@ -44,12 +44,17 @@ def _docs(idx: EvalIndex, cands: list) -> list[str]:
     return list(dict.fromkeys(idx.chunk_doc[c.chunk_id] for c in cands))
 
 
-def _retriever(idx: EvalIndex, cfg: object, paths: tuple[str, ...]) -> Retriever:
+def _retriever(idx: EvalIndex, cfg: object, paths: tuple[str, ...],
+               dense_translate: tuple[str, ...] = ("en",)) -> Retriever:
     """The configured retriever on ``paths``; feedback from the first passage only (three English
-    passages are all this corpus has: feedback from three would read every one of them)."""
+    passages are all this corpus has: feedback from three would read every one of them). The dense
+    path searches the English translation only: this corpus has one German passage, which a dense
+    search of the German translation returns first whatever the question (the configured languages
+    are chosen on real corpora: docs/retrieval.md)."""
     r = cfg.retrieval  # type: ignore[attr-defined]
     feedback = r.feedback.model_copy(update={"docs": 1})
-    return Retriever(r.model_copy(update={"paths": paths, "feedback": feedback}), idx.graph, idx.vectors, idx.embedder)
+    return Retriever(r.model_copy(update={"paths": paths, "feedback": feedback, "dense_translate": dense_translate}),
+                     idx.graph, idx.vectors, idx.embedder)
 
 
 @pytest.mark.parametrize("language", ["zh", "de"])
@@ -88,6 +93,11 @@ def test_dense_translation_only_into_configured_languages(index: tuple[EvalIndex
     assert "translate_dense:en" not in other.per_path
     english = QueryAnalyzer(idx.extractor, 0).analyze("Does radiotherapy worsen the prognosis?")
     assert not any(p.startswith("translate_dense") for p in _retriever(idx, cfg, paths).retrieve(english).per_path)
+    # the configured languages (en, de, zh): an English question's German translation is searched
+    # among the German passages, never the English ones
+    found = _retriever(idx, cfg, paths, cfg.retrieval.dense_translate).retrieve(english).per_path  # type: ignore[attr-defined]
+    assert "translate_dense:de" in found and "translate_dense:en" not in found
+    assert {_docs(idx, [c])[0] for c in found["translate_dense:de"]} == {"leber"}
 
 
 def test_cross_lingual_feedback_adds_the_first_passages_words(index: tuple[EvalIndex, object]) -> None:
