@@ -10,7 +10,7 @@ channel, gap detection, live ingestion), reranker and the per-tier engines.
 ``{"done": body}``. A backend that does not answer in time, or a store or tier that is down,
 raises ``AgentUnavailable`` (the ingress answers 503); another user's session id raises
 ``SessionForbidden`` (403). The session and memory stores' calls get ``serve.store_timeout_s`` each
-(``BoundedStore``), as the ingress's key checks do.
+(``serve.calls.BoundedStore``), as the ingress's key checks do.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from medgraph.agent.graph import Agent, AgentDeps, AgentRequest, AgentSettings, AgentState, summary
@@ -28,7 +27,7 @@ from medgraph.generate.base import Answer
 from medgraph.literature.base import SourceError
 from medgraph.llm.base import ModelUnavailable
 from medgraph.retrieve.types import Candidate, QueryAnalysis
-from medgraph.stores.errors import StoreError, StoreUnavailable
+from medgraph.stores.errors import StoreError
 from serve import calls
 
 log = logging.getLogger(__name__)
@@ -101,34 +100,6 @@ def settings_from(cfg: MedGraphConfig) -> AgentSettings:
     )
 
 
-class BoundedStore:
-    """A blocking app-state store (sessions, long-term memory) whose every method call runs in
-    ``pool`` and is given ``timeout_s``: a database that does not answer (paused, a half-open
-    connection) is ``StoreUnavailable`` for the question, a 503, instead of holding it (and its
-    concurrency slot) until the database is back; the call finishes or fails in its thread."""
-
-    def __init__(self, store: Any, pool: ThreadPoolExecutor, timeout_s: float) -> None:
-        self._store, self._pool, self._timeout_s = store, pool, timeout_s
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._store, name)
-        if not callable(method):
-            return method
-
-        def bounded(*args: Any, **kwargs: Any) -> Any:
-            call = self._pool.submit(method, *args, **kwargs)
-            try:
-                return call.result(timeout=self._timeout_s)
-            except TimeoutError:
-                call.cancel()  # still waiting for a thread: it will not run
-                raise StoreUnavailable(f"the app state did not answer within {self._timeout_s:g} s") from None
-
-        return bounded
-
-
-STATE_THREADS = 8  # threads per agent replica for the app-state stores' blocking calls
-
-
 class AgentService:
     def __init__(self, cfg: MedGraphConfig, analyzer: Any, retriever: Any, reranker: Any, router: Any,
                  engines: dict[str, Any]) -> None:
@@ -145,7 +116,7 @@ class AgentService:
         self.sources = make_sources(cfg.gaps) if cfg.gaps.enabled else []
         gaps_on = bool(self.sources)
         guard_chat = self._blocking_chat(cfg.guard.engine, 16) if cfg.guard.kind == "llama_guard" else None
-        state_pool = ThreadPoolExecutor(max_workers=STATE_THREADS, thread_name_prefix="app-state")
+        state = calls.StatePool(cfg.serve.store_timeout_s)
         sessions = SessionStore(cfg.app.path, max_age_s=cfg.memory.session_max_age_days * 86400)
         memory = LongTermMemory(cfg.app.path, cfg.memory.half_life_days, cfg.memory.capacity_per_entity)
         deps = AgentDeps(
@@ -154,8 +125,7 @@ class AgentService:
             relational=self._relational, generate=self._generate,
             find_gaps=self._find_gaps if gaps_on else None, fetch=self._fetch if gaps_on else None,
             ingest=self._ingest if gaps_on else None,
-            sessions=BoundedStore(sessions, state_pool, cfg.serve.store_timeout_s),
-            memory=BoundedStore(memory, state_pool, cfg.serve.store_timeout_s),
+            sessions=calls.BoundedStore(sessions, state), memory=calls.BoundedStore(memory, state),
             settings=settings_from(cfg),
         )
         self.agent = Agent(deps)

@@ -12,7 +12,6 @@
 """
 
 import asyncio
-import functools
 import hashlib
 import hmac
 import json
@@ -23,7 +22,6 @@ import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -114,8 +112,6 @@ async def _invalid(request: Request, exc: RequestValidationError) -> JSONRespons
 # --- limits ---------------------------------------------------------------------------------
 
 MAX_BODY_BYTES = 1 << 20  # until the app's state says otherwise (serve.max_body_bytes)
-STATE_THREADS = 8  # threads per ingress replica for the app-state stores' blocking calls
-
 
 class BodyLimit:
     """ASGI middleware: a request body over the app's ``state.max_body_bytes`` is a 413, by its
@@ -321,18 +317,12 @@ class IngressBase:
         # the app-state stores' calls (key checks, quota counts: SQLite, PostgreSQL or Redis, all
         # blocking clients) run here, off the event loop: a slow or paused database delays the
         # requests that need it, not every request, open stream and liveness probe of the replica
-        self.state_pool = ThreadPoolExecutor(max_workers=STATE_THREADS, thread_name_prefix="app-state")
+        self.app_state = calls.StatePool(self.cfg.store_timeout_s)
         self.bind(app)
 
     async def blocking(self, fn: Any, *args: Any) -> Any:
-        """``fn(*args)`` in the replica's app-state thread pool (``STATE_THREADS`` threads), given
-        ``serve.store_timeout_s``: a database that does not answer (paused, a half-open connection)
-        is a 503 for the caller, while the call finishes or fails in its thread."""
-        call = asyncio.get_running_loop().run_in_executor(self.state_pool, functools.partial(fn, *args))
-        try:
-            return await asyncio.wait_for(call, self.cfg.store_timeout_s)
-        except TimeoutError:
-            raise StoreUnavailable(f"the app state did not answer within {self.cfg.store_timeout_s:g} s") from None
+        """``fn(*args)`` in the replica's app-state threads (``serve.calls.StatePool``)."""
+        return await self.app_state.run(fn, *args)
 
     def bind(self, served: Any) -> None:
         """Make this instance what the dependencies (caller, admin) and the middleware of the app
