@@ -91,9 +91,11 @@ class AdminRoutes(IngressBase):
         """Pipeline and service status: store counts and the last corpus build, tiers, usage."""
         stores = await self._call(self.retriever.ready, timeout=self.cfg.store_timeout_s)
         a = self.auth_cfg
+        # the shared gate's counts are a blocking Redis call: off the event loop, as the quota's
+        active, queued = await self.blocking(lambda: (self.gate.active, self.gate.queued))
         return {"stores": stores, "last_run": stores.get("last_run"), "tiers": await self.tier_stats(),
                 "usage": await self.blocking(self.quota.usage), "limits": {"per_user_daily": a.per_user_daily, "global_daily": a.global_daily},
-                "concurrency": {"active": self.gate.active, "queued": self.gate.queued, "max_concurrent": a.max_concurrent}}
+                "concurrency": {"active": active, "queued": queued, "max_concurrent": a.max_concurrent}}
 
     @app.get("/admin/users", responses=error_responses(403))
     async def admin_users(self, _: Admin) -> dict[str, Any]:

@@ -85,21 +85,23 @@ class GraphRoutes(IngressBase):
             raise HTTPException(404, f"{source} and {target} are not mentioned together in any chunk")
         return {"source": source, "target": target, "weight": len(found["chunks"]), "chunks": found["chunks"]}
 
-    @app.get("/chunks/{chunk_id}", responses=error_responses(404, 503))
-    async def chunk(self, _: Caller,
+    @app.get("/chunks/{chunk_id}", responses=error_responses(404, 429, 503))
+    async def chunk(self, principal: Caller,
                     chunk_id: Annotated[str, Path(min_length=16, max_length=16, pattern=CHUNK_ID)]) -> dict[str, Any]:
         """One stored passage (a citation's ``chunk_id``): where it is from, its language and text."""
-        found: dict[str, Any] | None = await self._call(self.retriever.chunk, chunk_id,
-                                                        timeout=self.cfg.store_timeout_s)
+        async with self._work(principal):
+            found: dict[str, Any] | None = await self._call(self.retriever.chunk, chunk_id,
+                                                            timeout=self.cfg.store_timeout_s)
         if found is None:
             raise HTTPException(404, f"no chunk {chunk_id}")
         return found
 
-    @app.get("/corpus", responses=error_responses(503))
-    async def corpus(self, _: Caller, limit: int = Query(default=20, ge=1, le=200)) -> dict[str, Any]:
+    @app.get("/corpus", responses=error_responses(429, 503))
+    async def corpus(self, principal: Caller, limit: int = Query(default=20, ge=1, le=200)) -> dict[str, Any]:
         """Store counts and the latest builds, newest first, each with its failures (first 50) and
         their count; a running build's ``summary`` is its progress."""
-        return dict(await self._call(self.retriever.corpus, limit, timeout=self.cfg.store_timeout_s))
+        async with self._work(principal):
+            return dict(await self._call(self.retriever.corpus, limit, timeout=self.cfg.store_timeout_s))
 
     @app.get("/graph/communities", responses=error_responses(429, 503))
     async def graph_communities(
@@ -109,7 +111,9 @@ class GraphRoutes(IngressBase):
         limit: int = Query(default=50, ge=1, le=500),
         offset: int = Query(default=0, ge=0, le=1_000_000),
     ) -> dict[str, Any]:
-        """Communities of the co-occurrence graph, largest first: level, parent, size, summary, citations."""
+        """One page of the communities of the co-occurrence graph, by level then largest first: level,
+        parent, size, summary, citations; ``total`` (of the level asked, or all) and ``levels`` (each
+        level's count), so one call draws the communities view."""
         async with self._work(principal):
             return dict(await self._call(self.retriever.communities, level, limit, offset,
                                          timeout=self.cfg.store_timeout_s))

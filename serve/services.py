@@ -146,10 +146,13 @@ class RetrieverService:
         return CommunitySearch(cfg.communities, self.graph, summary_store(self.vectors, cfg.communities))
 
     def communities(self, level: int | None = None, limit: int = 50, offset: int = 0) -> dict[str, Any]:
-        """Stored communities (one level or all), largest first, with sizes and summaries."""
-        found = self.graph.communities(level=level)
-        return {"total": len(found), "meta": self.graph.community_meta(),
-                "communities": [c.public() for c in found[offset:offset + limit]]}
+        """One page of the stored communities (one level or all), by level then largest first, with
+        sizes and summaries; ``levels``: how many each level has, so one call draws a view."""
+        levels = self.graph.community_levels()
+        page = self.graph.communities(level=level, limit=limit, offset=offset)
+        return {"total": levels.get(level, 0) if level is not None else sum(levels.values()),
+                "levels": {str(k): n for k, n in levels.items()}, "meta": self.graph.community_meta(),
+                "communities": [c.public() for c in page]}
 
     def entity_communities(self, mesh_id: str) -> list[dict[str, Any]]:
         """The communities an entity belongs to, coarsest first (ID, level, parent, size, title)."""

@@ -381,7 +381,7 @@ class EmbeddedGraphStore:
                                  [(k, json.dumps(v)) for k, v in meta.items()])
 
     def communities(self, level: int | None = None, members: bool = False,
-                    ids: list[str] | None = None) -> list[Community]:
+                    ids: list[str] | None = None, limit: int | None = None, offset: int = 0) -> list[Community]:
         sql, args = "SELECT * FROM communities", list[Any]()
         where = []
         if level is not None:
@@ -391,8 +391,11 @@ class EmbeddedGraphStore:
             args += ids
         if where:
             sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY level, size DESC, community_id"
+        if limit is not None or offset:
+            sql, args = sql + " LIMIT ? OFFSET ?", [*args, -1 if limit is None else max(0, limit), max(0, offset)]
         with self._lock:
-            rows = self._db.execute(sql + " ORDER BY level, size DESC, community_id", args).fetchall()
+            rows = self._db.execute(sql, args).fetchall()
             found: dict[str, list[str]] = {}
             if members and rows:
                 for cid, mesh_id in self._db.execute(
@@ -400,6 +403,11 @@ class EmbeddedGraphStore:
                     f"({','.join('?' * len(rows))}) ORDER BY mesh_id", [r[0] for r in rows]):
                     found.setdefault(cid, []).append(mesh_id)
         return [_community(r, found.get(r[0])) for r in rows]
+
+    def community_levels(self) -> dict[int, int]:
+        with self._lock:
+            return {int(level): int(n) for level, n in
+                    self._db.execute("SELECT level, COUNT(*) FROM communities GROUP BY level ORDER BY level")}
 
     def entity_communities(self, mesh_ids: list[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {m: [] for m in mesh_ids}

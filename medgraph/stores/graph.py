@@ -126,8 +126,13 @@ class GraphStore(Protocol):
         ...
 
     def communities(self, level: int | None = None, members: bool = False,
-                    ids: list[str] | None = None) -> list[Community]:
-        """Stored communities (one level, or the given IDs), largest first; ``members`` loads them."""
+                    ids: list[str] | None = None, limit: int | None = None, offset: int = 0) -> list[Community]:
+        """Stored communities (one level, or the given IDs), by level then largest first;
+        ``members`` loads them; ``limit`` / ``offset``: one page of that order, read as a page."""
+        ...
+
+    def community_levels(self) -> dict[int, int]:
+        """Level → how many communities it has (counted in the store, none read)."""
         ...
 
     def entity_communities(self, mesh_ids: list[str]) -> dict[str, list[str]]:

@@ -238,8 +238,11 @@ COMMUNITY_META: LiteralString = "MATCH (b:CommunityBuild {name: 'last'}) RETURN 
 COMMUNITIES: LiteralString = """
 MATCH (c:Community)
 WHERE ($level IS NULL OR c.level = $level) AND ($ids IS NULL OR c.community_id IN $ids)
+WITH c ORDER BY c.level, c.size DESC, c.community_id SKIP $offset LIMIT $limit
 RETURN c {.*} AS c, CASE WHEN $members THEN [(e:Entity)-[:MEMBER_OF]->(c) | e.mesh_id] END AS members
-ORDER BY c.level, c.size DESC, c.community_id
+"""
+COMMUNITY_LEVELS: LiteralString = """
+MATCH (c:Community) RETURN c.level AS level, count(*) AS n ORDER BY level
 """
 ENTITY_COMMUNITIES: LiteralString = """
 UNWIND $ids AS id MATCH (:Entity {mesh_id: id})-[:MEMBER_OF]->(c:Community)

@@ -60,6 +60,8 @@ Rows = list[dict[str, Any]]
 
 CONNECT_TIMEOUT_S = 3.0
 RETRY_TIME_S = 15.0
+_NO_LIMIT = 1 << 62  # Cypher's LIMIT takes no null: "all rows"
+
 
 class Neo4jGraphStore:
     """``GraphStore`` on a Neo4j server; see the module docstring."""
@@ -453,9 +455,10 @@ class Neo4jGraphStore:
             session.execute_write(work)
 
     def communities(self, level: int | None = None, members: bool = False,
-                    ids: list[str] | None = None) -> list[Community]:
+                    ids: list[str] | None = None, limit: int | None = None, offset: int = 0) -> list[Community]:
         out = []
-        for r in self.read(q.COMMUNITIES, level=level, ids=ids, members=members):
+        page = {"offset": max(0, offset), "limit": _NO_LIMIT if limit is None else max(0, limit)}
+        for r in self.read(q.COMMUNITIES, level=level, ids=ids, members=members, **page):
             c = r["c"]
             out.append(Community(
                 community_id=c["community_id"], level=int(c["level"]), parent_id=c.get("parent_id"),
@@ -464,6 +467,9 @@ class Neo4jGraphStore:
                 top_entities=json.loads(c.get("top_entities_json") or "[]"),
                 summariser=c.get("summariser") or "", key=c.get("key") or "", stored_size=int(c.get("size") or 0)))
         return out
+
+    def community_levels(self) -> dict[int, int]:
+        return {int(r["level"]): int(r["n"]) for r in self.read(q.COMMUNITY_LEVELS)}
 
     def entity_communities(self, mesh_ids: list[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {m: [] for m in mesh_ids}

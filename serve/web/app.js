@@ -422,14 +422,11 @@ function communitiesView(params) {
     el("option", { value: "" }, t("comm.all")));
   root.append(el("div", { class: "row" }, el("label", { for: "comm-level" }, t("comm.level")), select), body);
   (async () => {
-    const levels = [];
-    for (let l = 0; l < 6; l++) {  // the levels there are, with their sizes
-      const r = await api(`/graph/communities?${query({ level: l, limit: 1 })}`);
-      if (!r.total) break;
-      levels.push(r.total);
-      select.append(el("option", { value: l, selected: String(l) === String(level) }, `L${l} (${r.total})`));
-    }
+    // one call: the page, and how many communities each level has (the level menu)
     const page = await api(`/graph/communities?${query({ level, limit: PAGE, offset })}`);
+    for (const [l, n] of Object.entries(page.levels || {})) {
+      select.append(el("option", { value: l, selected: String(l) === String(level) }, `L${l} (${n})`));
+    }
     if (!page.total) { fill(body, el("p", {}, t("comm.none"))); return; }
     const go = (o) => { location.hash = `#/communities?${query({ level, offset: o })}`; };
     fill(body, 

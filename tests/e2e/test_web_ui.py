@@ -249,12 +249,18 @@ def test_explorer_finds_a_german_name_and_expands_a_neighbour(ui: Page, app: dic
 
 
 def test_communities_page_through_and_lead_into_the_explorer(ui: Page, app: dict[str, Any]) -> None:
+    calls: list[str] = []  # each view is one quota-counted API call, however many levels there are
+    ui.page.on("request", lambda r: "/graph/communities" in r.url and calls.append(r.url))
     page = ui.open("#/communities", app["user_key"])
     rng = page.locator("#comm-range")
     rng.wait_for()
     first = rng.inner_text()
     assert first.startswith("1–")
     total = int(first.rsplit(" ", 1)[-1])
+    assert len(calls) == 1, calls
+    levels = page.locator("#comm-level option").all_inner_texts()  # "all levels", then "L0 (n)", ...
+    assert len(levels) >= 2 and levels[1].startswith("L0 (")
+    assert sum(int(o.split("(")[1].rstrip(")")) for o in levels[1:]) == total
     assert page.locator("section.community").count() >= 1
     assert page.locator("section.community .summary").first.inner_text().strip()
     if total > 10:

@@ -108,5 +108,14 @@ def test_neo4j_stores_community_nodes_with_member_of_edges(stores: tuple[Any, An
     assert parts == sum(1 for c in done if c.parent_id is not None)
     # an unchanged graph: every summary is reused
     assert not plan(neo, detect(neo, CFG), CFG).todo
+    listed_all = listed
+    levels = {}
+    for c in listed_all:
+        levels[c.level] = levels.get(c.level, 0) + 1
+    assert neo.community_levels() == levels
+    page = neo.communities(limit=2, offset=1)  # a page of the whole order, read as a page
+    assert [c.community_id for c in page] == [c.community_id for c in listed_all[1:3]]
+    assert neo.communities(level=0, limit=1) == [c for c in listed_all if c.level == 0][:1]
+    assert neo.communities(offset=len(listed_all)) == []
     neo.replace_communities(done[:1], {})
     assert [c.community_id for c in neo.communities()] == [done[0].community_id]

@@ -80,8 +80,8 @@ def client(tmp_path: Path, graph: EmbeddedGraphStore, monkeypatch: pytest.Monkey
     retriever.graph = graph
     retriever.vectors = SimpleNamespace(count=lambda: 4)
     retriever.retriever = SimpleNamespace(ppr_index=None)
-    cfg = load_config(REPO / "configs" / "local.yaml", [f"app.path={tmp_path}/app.sqlite", "auth.per_user_daily=3",
-                                                         "auth.global_daily=3"])
+    cfg = load_config(REPO / "configs" / "local.yaml", [f"app.path={tmp_path}/app.sqlite", "auth.per_user_daily=50",
+                                                         "auth.global_daily=50"])
     # @serve.ingress keeps a copy of the class and of the app it serves (a replica's): run that class's
     # constructor, serve that app, and let Serve's route dependency find this instance
     user_class = Ingress.__mro__[1]
@@ -165,13 +165,36 @@ def test_a_chunk_by_its_id(client: TestClient):
     assert client.get("/chunks/..%2F..%2Fapp.sqlite").status_code in (404, 422)
 
 
-def test_reads_of_chunks_and_the_corpus_take_no_quota_but_graph_reads_do(client: TestClient):
-    for _ in range(5):  # the daily quota is 3
-        assert client.get(f"/chunks/{cid('d1', 0)}").status_code == 200
-        assert client.get("/corpus").status_code == 200
-    codes = [client.get("/graph/edge", params={"source": "D000001", "target": "D000002"}).status_code
-             for _ in range(4)]
+@pytest.mark.parametrize("path", [f"/chunks/{cid('d1', 0)}", "/corpus", "/graph/communities",
+                                  "/graph/edge?source=D000001&target=D000002"])
+def test_every_data_read_counts_against_the_daily_quota(client: TestClient, path: str, tmp_path: Path):
+    from medgraph.auth.quota import QuotaTracker
+
+    client.app.state.ingress.quota = QuotaTracker(tmp_path / "quota.sqlite", 3, 3)
+    codes = [client.get(path).status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
+    assert int(client.get(path).headers["Retry-After"]) >= 1
+
+
+def test_data_reads_wait_for_a_slot_of_the_concurrency_cap(client: TestClient):
+    """With every slot held, a read waits in the line (and with the line full, is a 503), as a
+    question does: reads cannot be used to go around the cap."""
+    import asyncio
+
+    ingress = client.app.state.ingress
+    ingress.gate = type(ingress.gate)(1, 0)  # one slot, no line
+
+    async def hold() -> None:
+        async with ingress.gate.slot():
+            await asyncio.sleep(3600)
+
+    held = client.portal.start_task_soon(hold)
+    try:
+        for path in (f"/chunks/{cid('d1', 0)}", "/corpus", "/graph/communities"):
+            r = client.get(path)
+            assert r.status_code == 503 and "capacity" in r.json()["detail"], (path, r.text)
+    finally:
+        held.cancel()
 
 
 def test_corpus_lists_builds_newest_first_with_failures(client: TestClient, graph: EmbeddedGraphStore):
@@ -281,7 +304,7 @@ def test_a_slow_key_store_does_not_stall_the_replicas_other_requests(client: Tes
         time.sleep(0.3)  # the keyed request is inside verify now
         started = time.monotonic()
         assert client.get("/health/live").status_code == 200
-        assert client.get("/corpus").status_code == 200  # anonymous, quota-free read
+        assert client.get("/corpus").status_code == 200  # anonymous, a light read
         assert time.monotonic() - started < 1 and waiting.is_alive()
         waiting.join(5)  # the stalled check gives up at serve.store_timeout_s: a 503, not a hang
         assert not waiting.is_alive() and slow["r"].status_code == 503, slow
