@@ -182,7 +182,15 @@ def build_corpus(cfg: MedGraphConfig, inputs: list[str], run_id: str | None = No
     writer = open_writer(cfg, vocab, probe.dim, cfg.embedding.sparse == "lexical")
     del probe
     files, input_failures = expand_inputs(inputs)
-    shards = plan_shards(files, cfg.pipeline.records_per_shard)
+    # a JSON file parsed whole is counted under the parser's memory limit, not in the driver
+    from jobs.stages import parser_sandbox
+
+    planner = parser_sandbox(cfg.parse)
+    try:
+        shards = plan_shards(files, cfg.pipeline.records_per_shard, planner, cfg.parse.timeout_s)
+    finally:
+        if planner is not None:
+            planner.close()
     pooled = writer_pool(cfg)
     writer.graph.start_run(run_id, {"inputs": [str(i) for i in inputs], "files": len(files), "shards": len(shards),
                                     "writers": "pool" if pooled else "driver"})

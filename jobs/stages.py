@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -36,6 +37,7 @@ from medgraph.ingest.loaders import (
     Shard,
     file_suffix,
     load_shard,
+    reads_whole,
     relocate_document,
 )
 from medgraph.ingest.storage import file_doc_id, local_copy
@@ -81,7 +83,8 @@ def _document_row(kind: str, payload: Any = None, failure: Failure | None = None
     return row
 
 
-def _sandbox(parse: ParseConfig) -> Any:
+def parser_sandbox(parse: ParseConfig) -> Any:
+    """The memory- and time-limited parser process of ``parse`` (None when ``parse.isolate`` is off)."""
     from medgraph.ingest.isolation import Sandbox
 
     return Sandbox(parse.memory_mb) if parse.isolate else None
@@ -95,14 +98,29 @@ class Parse:
 
     def __init__(self, parse: ParseConfig) -> None:
         self.cfg = parse
-        self.sandbox = _sandbox(parse)
+        self.sandbox = parser_sandbox(parse)
 
     def __call__(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        from medgraph.ingest.isolation import run_isolated
+
         shard = Shard(row["path"], int(row["start"]), None if row["stop"] < 0 else int(row["stop"]))
         if file_suffix(shard.path) in PDF_SUFFIXES:
             return [self._pdf(shard.path)]
+        items: Iterable[Document | Failure]
+        if self.sandbox is not None and reads_whole(shard.path):
+            # a file parsed whole (JSON) or as one tree (XML) is parsed under the same memory and
+            # time limits as a PDF: a file that needs more fails alone, the actor lives on
+            try:
+                items = run_isolated(self.sandbox, "medgraph.ingest.loaders:load_shard_list", shard,
+                                     timeout_s=self.cfg.timeout_s)
+            except Exception as exc:
+                source = shard.path if shard.start == 0 and shard.stop is None else \
+                    f"{shard.path}#{shard.start + 1}-{shard.stop}"
+                return [_document_row("failure", failure=Failure(source, "load", _reason(exc)))]
+        else:
+            items = load_shard(shard)
         out = []
-        for item in load_shard(shard):
+        for item in items:
             if isinstance(item, Failure):
                 out.append(_document_row("failure", failure=item))
             else:
@@ -142,7 +160,7 @@ class OcrAndChunk:
         self.cfg = parse
         self.chunker = Chunker(chunking)
         self.complete = complete
-        self.sandbox = _sandbox(parse)
+        self.sandbox = parser_sandbox(parse)
 
     def __call__(self, row: dict[str, Any]) -> list[dict[str, Any]]:
         if row["kind"] == "failure":

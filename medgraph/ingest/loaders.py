@@ -123,12 +123,17 @@ def expand_inputs(inputs: Iterable[Location]) -> tuple[list[Location], list[Fail
     return sorted(files, key=str), failures
 
 
-def plan_shards(files: Sequence[Location], records_per_shard: int = 64) -> list[Shard]:
+def plan_shards(files: Sequence[Location], records_per_shard: int = 64, sandbox: Any = None,
+                timeout_s: float = 300.0) -> list[Shard]:
     """One shard per text/PDF/XML file; record files are cut into ranges of ``records_per_shard``.
 
-    Only JSON/JSONL files are read here (to count their records); a file that cannot be counted
-    becomes one shard, whose loading then reports the problem.
+    Only JSON/JSONL files are read here (to count their records); a JSON file parsed whole is
+    counted in ``sandbox`` (``medgraph.ingest.isolation.Sandbox``: its memory and time limits)
+    when one is given, so a file that would need more memory than the planner has fails alone.
+    A file that cannot be counted becomes one shard, whose loading then reports the problem.
     """
+    from medgraph.ingest.isolation import IsolationError, run_isolated
+
     shards: list[Shard] = []
     for raw in files:
         location = storage.normalise(raw)
@@ -136,13 +141,35 @@ def plan_shards(files: Sequence[Location], records_per_shard: int = 64) -> list[
             shards.append(Shard(str(location)))
             continue
         try:
-            n = _count_records(location)
-        except (OSError, ValueError, EOFError):  # unreadable (corrupt gzip, bad JSON): load_shard reports it
+            if reads_whole(location):
+                n = run_isolated(sandbox, "medgraph.ingest.loaders:_count_records", location, timeout_s=timeout_s)
+            else:
+                n = _count_records(location)
+        except (OSError, ValueError, EOFError, IsolationError):  # unreadable: load_shard reports it
             shards.append(Shard(str(location)))
             continue
         for start in range(0, max(n, 1), records_per_shard):
             shards.append(Shard(str(location), start, start + records_per_shard))
     return shards
+
+
+def reads_whole(location: Location) -> bool:
+    """Whether loading the file builds all of it in memory at once, not streamed: a JSON array or
+    object, or an XML file (a PMC ``<article>`` is one tree; a PubMed set is streamed, but which
+    one a file is shows only once it is parsed). The corpus build loads these in its
+    memory-limited parser process; a file that cannot even be opened counts as no."""
+    suffix = file_suffix(location)
+    if suffix in XML_SUFFIXES:
+        return True
+    try:
+        return suffix == ".json" and (_is_pubmedqa(location) or _is_json_array(location))
+    except (OSError, ValueError, EOFError):
+        return False
+
+
+def load_shard_list(shard: Shard) -> list[Document | Failure]:
+    """``load_shard`` as a list: what a call in a parser process (``isolation.Sandbox``) sends back."""
+    return list(load_shard(shard))
 
 
 def load_shard(shard: Shard) -> Iterator[Document | Failure]:
@@ -164,6 +191,8 @@ def load_shard(shard: Shard) -> Iterator[Document | Failure]:
             yield Failure(str(location), "load", f"unsupported file type {suffix!r}")
     except storage.StorageError as exc:
         yield Failure(str(location), "load", str(exc))
+    except MemoryError:  # not this file's fault alone: the parser process's limit says so (isolation)
+        raise
     except Exception as exc:  # one bad file must never stop the job
         yield Failure(str(location), "load", f"{type(exc).__name__}: {exc}")
 

@@ -321,8 +321,12 @@ def read_bytes(location: Location, limit: int | None = None) -> bytes:
     """The whole file (decompressed); more than ``limit`` bytes (default ``MAX_WHOLE_FILE_BYTES``)
     is a ``StorageError`` before it is all in memory."""
     limit = MAX_WHOLE_FILE_BYTES if limit is None else limit
-    with open_binary(location) as fh:
-        data = fh.read(limit + 1)
+    pieces, size = [], 0
+    with open_binary(location) as fh:  # in pieces: read(limit + 1) would reserve the whole limit at once
+        while size <= limit and (piece := fh.read(min(COPY_CHUNK, limit + 1 - size))):
+            pieces.append(piece)
+            size += len(piece)
+    data = b"".join(pieces)
     if len(data) > limit:
         raise StorageError(f"is over {limit >> 20} MB, too large to read whole: split it into JSONL (one record per line)")
     return data

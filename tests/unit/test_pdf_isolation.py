@@ -81,3 +81,42 @@ def test_a_native_crash_is_reported_with_its_signal(sandbox, shared_data):
 def test_without_a_sandbox_the_call_runs_in_process(shared_data):
     parsed = run_isolated(None, "medgraph.ingest.pdf:text_layer", shared_data / "pdfs" / CDC, ParseConfig(), timeout_s=1)
     assert parsed.n_pages == 44
+
+
+def test_json_and_xml_read_whole_are_parsed_under_the_memory_limit(tmp_path):
+    """A JSON file parsed whole and a PMC article parsed as one tree (here gzipped: small on disk,
+    under the bomb check's 1 GB floor, over a GB once parsed) fail alone with the memory limit as
+    their reason, in planning and in the parse stage; the records beside them load, and the
+    actor's parser process serves the next file."""
+    import gzip
+    import json
+
+    from jobs.stages import Parse
+    from medgraph.ingest.loaders import expand_inputs, plan_shards
+
+    with gzip.open(tmp_path / "huge.json.gz", "wt") as fh:  # [{}, {}, ...]: ~60 MB of text, 20M dicts
+        fh.write("[" + "{}," * 20_000_000 + "{}]")
+    with gzip.open(tmp_path / "huge.nxml.gz", "wt") as fh:  # one <article> of 10M elements
+        fh.write("<article><body>" + "<p/>" * 10_000_000 + "</body></article>")
+    good = {"doc_id": "ok", "title": "T", "text": "Metformin lowers glucose in type 2 diabetes."}
+    (tmp_path / "good.json").write_text(json.dumps([good, {**good, "doc_id": "ok2"}]))
+    files, _ = expand_inputs([tmp_path])
+    cfg = ParseConfig(memory_mb=600, timeout_s=120)
+    planner = Sandbox(cfg.memory_mb)
+    try:
+        shards = plan_shards(files, 64, planner, cfg.timeout_s)
+    finally:
+        planner.close()
+    by_name = {s.path.rsplit("/", 1)[-1]: s for s in shards}
+    assert by_name["huge.json.gz"].stop is None  # could not be counted: one shard, whose load says why
+    assert (by_name["good.json"].start, by_name["good.json"].stop) == (0, 64)
+    stage = Parse(cfg)
+    try:
+        rows = {name: stage({"path": s.path, "start": s.start, "stop": -1 if s.stop is None else s.stop})
+                for name, s in sorted(by_name.items())}
+    finally:
+        stage.sandbox.close()
+    for name in ("huge.json.gz", "huge.nxml.gz"):
+        [row] = rows[name]
+        assert row["kind"] == "failure" and "memory limit of 600 MB" in row["error"], row
+    assert [json.loads(r["payload"])["doc_id"] for r in rows["good.json"]] == ["ok", "ok2"]
