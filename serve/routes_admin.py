@@ -4,7 +4,7 @@ admin routes (status, users, keys). No ``from __future__ import annotations``: F
 
 from typing import Annotated, Any, Literal
 
-from fastapi import Header, HTTPException, Path
+from fastapi import Header, HTTPException, Path, Query
 from fastapi.responses import PlainTextResponse
 
 from medgraph.config.llm import TIER_NAMES
@@ -20,6 +20,8 @@ from serve.api_app import (
 )
 from serve.api_models import KEY_ID, USER_ID, NewUser
 from serve.metrics import prometheus_text
+
+MAX_KEYS_LISTED = 10_000  # the keys of one page of users, at most
 
 
 class AdminRoutes(IngressBase):
@@ -98,14 +100,21 @@ class AdminRoutes(IngressBase):
                 "concurrency": {"active": active, "queued": queued, "max_concurrent": a.max_concurrent}}
 
     @app.get("/admin/users", responses=error_responses(403))
-    async def admin_users(self, _: Admin) -> dict[str, Any]:
-        """Every user and every key (IDs, roles, state; never a secret)."""
-        return {"users": await self.blocking(self.keys.list_users), "keys": await self.blocking(self.keys.list_keys)}
+    async def admin_users(self, _: Admin, limit: int = Query(default=100, ge=1, le=1000),
+                          offset: int = Query(default=0, ge=0, le=1_000_000)) -> dict[str, Any]:
+        """One page of the users by ID, with their keys (IDs, roles, state; never a secret);
+        ``total``: how many users there are."""
+        def page() -> dict[str, Any]:
+            users = self.keys.list_users(limit, offset)
+            keys = self.keys.list_keys(user_ids=[u["user_id"] for u in users], limit=MAX_KEYS_LISTED)
+            return {"total": self.keys.count_users(), "users": users, "keys": keys}
+
+        return dict(await self.blocking(page))
 
     @app.post("/admin/users", status_code=201, responses=error_responses(403, 409))
     async def admin_create_user(self, user: NewUser, _: Admin) -> dict[str, Any]:
         """Creates the user and its first API key; the key is shown in this response only."""
-        if any(u["user_id"] == user.user_id for u in await self.blocking(self.keys.list_users)):
+        if await self.blocking(self.keys.has_user, user.user_id):
             raise HTTPException(409, f"user {user.user_id!r} exists; POST /admin/users/{user.user_id}/keys for a key")
         try:
             await self.blocking(self.keys.create_user, user.user_id, user.role)
@@ -118,7 +127,7 @@ class AdminRoutes(IngressBase):
     async def admin_issue_key(self, user_id: Annotated[str, Path(max_length=64, pattern=USER_ID)],
                               _: Admin) -> dict[str, Any]:
         """A new API key for an existing user; the key is shown in this response only."""
-        if not any(u["user_id"] == user_id for u in await self.blocking(self.keys.list_users)):
+        if not await self.blocking(self.keys.has_user, user_id):
             raise HTTPException(404, f"no user {user_id!r}")
         key_id, key = await self.blocking(self.keys.issue_key, user_id)
         return {"user_id": user_id, "key_id": key_id, "api_key": key}

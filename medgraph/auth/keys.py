@@ -91,13 +91,22 @@ class ApiKeyStore:
                 ).rowcount
             )
 
-    def list_users(self) -> list[dict[str, Any]]:
-        """Users with their role, state and number of active keys (never a secret or a hash)."""
-        rows = self._db.query(
-            "SELECT u.user_id, u.role, u.disabled, u.created_at, "
-            "(SELECT COUNT(*) FROM auth_keys k WHERE k.user_id = u.user_id AND k.revoked_at IS NULL) "
-            "AS active_keys FROM auth_users u ORDER BY u.user_id"
-        )
+    def count_users(self) -> int:
+        return int(self._db.query("SELECT COUNT(*) AS n FROM auth_users")[0]["n"])
+
+    def has_user(self, user_id: str) -> bool:
+        return bool(self._db.query("SELECT 1 AS one FROM auth_users WHERE user_id = ?", (user_id,)))
+
+    def list_users(self, limit: int | None = None, offset: int = 0) -> list[dict[str, Any]]:
+        """Users by ID (one page with ``limit`` / ``offset``) with their role, state and number of
+        active keys (never a secret or a hash)."""
+        sql = ("SELECT u.user_id, u.role, u.disabled, u.created_at, "
+               "(SELECT COUNT(*) FROM auth_keys k WHERE k.user_id = u.user_id AND k.revoked_at IS NULL) "
+               "AS active_keys FROM auth_users u ORDER BY u.user_id")
+        params: tuple[Any, ...] = ()
+        if limit is not None or offset:
+            sql, params = sql + " LIMIT ? OFFSET ?", (1 << 62 if limit is None else max(0, limit), max(0, offset))
+        rows = self._db.query(sql, params)
         return [
             {
                 "user_id": r["user_id"],
@@ -156,13 +165,22 @@ class ApiKeyStore:
                 ).rowcount
             )
 
-    def list_keys(self, user_id: str | None = None) -> list[dict[str, Any]]:
-        """Keys (all, or one user's): key_id, user_id, created_at, last_used_at (+-1 min), revoked_at."""
+    def list_keys(self, user_id: str | None = None, user_ids: list[str] | None = None,
+                  limit: int | None = None) -> list[dict[str, Any]]:
+        """Keys (all, one user's, or those of ``user_ids``; at most ``limit``), oldest first:
+        key_id, user_id, created_at, last_used_at (+-1 min), revoked_at."""
         sql = "SELECT key_id, user_id, created_at, last_used_at, revoked_at FROM auth_keys"
-        params: tuple[str, ...] = ()
+        params: tuple[Any, ...] = ()
         if user_id is not None:
             sql, params = sql + " WHERE user_id = ?", (user_id,)
-        rows = self._db.query(sql + " ORDER BY created_at, key_id", params)
+        elif user_ids is not None:
+            if not user_ids:
+                return []
+            sql, params = sql + f" WHERE user_id IN ({', '.join('?' * len(user_ids))})", tuple(user_ids)
+        sql += " ORDER BY created_at, key_id"
+        if limit is not None:
+            sql, params = sql + " LIMIT ?", (*params, max(0, limit))
+        rows = self._db.query(sql, params)
         return [dict(r) for r in rows]
 
     def bootstrap_admin(self, key: str, now: float | None = None) -> None:

@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS quota_counts (
 """
 
 KEEP_DAYS = 31  # buckets older than this are deleted
+USAGE_USERS = 100  # usage() lists the day's busiest callers, at most this many
 
 
 class QuotaExceeded(Exception):
@@ -81,23 +82,27 @@ class QuotaTracker:
 
     def usage(self, user_id: str | None = None, now: float | None = None) -> dict[str, Any]:
         """Today's counts: ``global`` always; ``user`` for ``user_id`` ("anonymous" for None callers
-        is the name ``"anonymous"``); without ``user_id``, ``users`` maps every bucket to its count.
+        is the name ``"anonymous"``); without ``user_id``, ``users`` maps the ``USAGE_USERS``
+        busiest buckets to their counts and ``users_counted`` says how many there are.
         """
         t = clock(now)
         day, resets_at = _day(t)
-        rows = self._db.query("SELECT scope, name, count FROM quota_counts WHERE day = ?", (day,))
-        counts = {(r["scope"], r["name"]): int(r["count"]) for r in rows}
-        used_global = counts.get(("global", "*"), 0)
+        one = "SELECT count FROM quota_counts WHERE day = ? AND scope = ? AND name = ?"
+        rows = self._db.query(one, (day, "global", "*"))
         report: dict[str, Any] = {
             "day": day,
             "resets_at": resets_at,
-            "global": _scope(used_global, self.global_daily),
+            "global": _scope(int(rows[0]["count"]) if rows else 0, self.global_daily),
         }
         if user_id is None:
-            report["users"] = {name: n for (scope, name), n in sorted(counts.items()) if scope == "user"}
+            busiest = self._db.query("SELECT name, count FROM quota_counts WHERE day = ? AND scope = 'user' "
+                                     "ORDER BY count DESC, name LIMIT ?", (day, USAGE_USERS))
+            report["users"] = {r["name"]: int(r["count"]) for r in sorted(busiest, key=lambda r: r["name"])}
+            report["users_counted"] = int(self._db.query(
+                "SELECT COUNT(*) AS n FROM quota_counts WHERE day = ? AND scope = 'user'", (day,))[0]["n"])
         else:
-            used_user = counts.get(("user", user_id), 0)
-            report["user"] = {"user_id": user_id, **_scope(used_user, self.per_user_daily)}
+            rows = self._db.query(one, (day, "user", user_id))
+            report["user"] = {"user_id": user_id, **_scope(int(rows[0]["count"]) if rows else 0, self.per_user_daily)}
         return report
 
     def close(self) -> None:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from medgraph.auth.gate import ConcurrencyGate
 from medgraph.auth.keys import ANONYMOUS
-from medgraph.auth.quota import QuotaExceeded, QuotaTracker, _day, _scope
+from medgraph.auth.quota import USAGE_USERS, QuotaExceeded, QuotaTracker, _day, _scope
 from medgraph.auth.redis_client import Outage, connect, connect_async, redis_errors
 from medgraph.auth.redis_gate import RedisConcurrencyGate, SharedGate
 from medgraph.memory.database import clock
@@ -124,8 +124,10 @@ class RedisQuotaTracker:
             "resets_at": resets_at,
             "global": _scope(counts.get("global", 0), self.global_daily),
         }
-        if user_id is None:
-            report["users"] = {k[5:]: n for k, n in sorted(counts.items()) if k.startswith("user:")}
+        if user_id is None:  # as QuotaTracker.usage: the busiest USAGE_USERS, and how many there are
+            users = {k[5:]: n for k, n in counts.items() if k.startswith("user:")}
+            busiest = sorted(users.items(), key=lambda kv: (-kv[1], kv[0]))[:USAGE_USERS]
+            report["users"], report["users_counted"] = dict(sorted(busiest)), len(users)
         else:
             report["user"] = {"user_id": user_id, **_scope(counts.get(f"user:{user_id}", 0), self.per_user_daily)}
         return report

@@ -255,7 +255,37 @@ def test_a_key_issued_by_one_replica_verifies_on_another(app_db):
     two.close()
 
 
+def test_users_and_keys_are_listed_a_page_at_a_time(app_db):
+    store = ApiKeyStore(app_db)
+    for name in ("carol", "alice", "bob", "dave"):
+        store.create_user(name, now=T0)
+        store.issue_key(name, now=T0)
+    store.issue_key("bob", now=T0 + 1)
+    assert store.count_users() == 4 and store.has_user("bob") and not store.has_user("bo")
+    page = store.list_users(limit=2, offset=1)
+    assert [u["user_id"] for u in page] == ["bob", "carol"]
+    assert [u["user_id"] for u in store.list_users(offset=3)] == ["dave"]
+    keys = store.list_keys(user_ids=["bob", "carol"])
+    assert sorted(k["user_id"] for k in keys) == ["bob", "bob", "carol"]
+    assert len(store.list_keys(user_ids=["bob", "carol"], limit=2)) == 2
+    assert store.list_keys(user_ids=[]) == []
+
+
 # --- quotas -----------------------------------------------------------------------------------
+
+
+def test_usage_lists_the_busiest_callers_and_counts_them_all(app_db, monkeypatch):
+    from medgraph.auth import quota as quota_module
+
+    monkeypatch.setattr(quota_module, "USAGE_USERS", 2)
+    quota = QuotaTracker(app_db, per_user_daily=10, global_daily=100)
+    for user, n in (("a", 1), ("b", 3), ("c", 2), ("d", 1)):
+        for _ in range(n):
+            quota.consume(user, now=T0)
+    usage = quota.usage(now=T0)
+    assert usage["users"] == {"b": 3, "c": 2} and usage["users_counted"] == 4
+    assert usage["global"]["used"] == 7
+    assert quota.usage("d", now=T0)["user"]["used"] == 1
 
 
 def test_per_user_quota_and_day_rollover(app_db):

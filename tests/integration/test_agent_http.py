@@ -84,6 +84,11 @@ def test_keys_are_required_and_checked(app: dict[str, Any]) -> None:
     users = httpx.get(f"{url}/admin/users", headers=app["admin"], timeout=30).json()
     assert {"alice", "bob"} <= {u["user_id"] for u in users["users"]}
     assert all("hash" not in k and "secret" not in k for k in users["keys"])
+    page = httpx.get(f"{url}/admin/users", params={"limit": 1, "offset": 1}, headers=app["admin"], timeout=30).json()
+    assert page["total"] == len(users["users"]) and [u["user_id"] for u in page["users"]] == \
+        [u["user_id"] for u in users["users"]][1:2]  # users by ID, a page at a time, with their keys only
+    assert {k["user_id"] for k in page["keys"]} == {page["users"][0]["user_id"]}
+    assert httpx.get(f"{url}/admin/users", params={"limit": 1001}, headers=app["admin"], timeout=30).status_code == 422
     status = httpx.get(f"{url}/admin/status", headers=app["admin"], timeout=30).json()
     assert status["stores"]["documents"] == len(CORPUS) and status["last_run"]["status"] == "succeeded"
 

@@ -194,11 +194,16 @@ def test_global_quota_and_user_checked_first(redis_url: str, prefix: str) -> Non
     assert exc.value.scope == "user"
     usage = tracker.usage(now=NOON)
     assert usage["global"] == {"used": 5, "limit": 5, "remaining": 0}
-    assert usage["users"] == {"anonymous": 1, "u0": 2, "u1": 1, "u2": 1}
+    assert usage["users"] == {"anonymous": 1, "u0": 2, "u1": 1, "u2": 1} and usage["users_counted"] == 4
     assert usage["day"] == "2025-03-14"
     local = QuotaTracker(":memory:", 2, 5)
     assert set(local.usage(now=NOON)) == set(usage)
     local.close()
+    import medgraph.auth.redis_state as redis_state
+
+    with pytest.MonkeyPatch.context() as mp:  # the busiest callers only, as the SQL tracker lists them
+        mp.setattr(redis_state, "USAGE_USERS", 2)
+        assert tracker.usage(now=NOON)["users"] == {"anonymous": 1, "u0": 2}
     tracker.close()
 
 
