@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tune": ("medgraph.eval.tuning", "one fusion setting chosen on saved dev runs of several corpora"),
     "convert-pubmedqa": ("medgraph.eval.convert", "PubMedQA ori_pqal.json -> retrieval corpus + queries"),
     "convert-shared": ("medgraph.eval.convert_shared", "German letters + Chinese QA records -> one benchmark corpus"),
+    "convert-abstracts": ("medgraph.eval.convert_abstracts", "all the shared English abstracts -> one ~10k corpus"),
 }
 
 

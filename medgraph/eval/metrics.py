@@ -1,8 +1,12 @@
-"""Ranking metrics of the retrieval evaluation: recall@k, MRR and nDCG@10 over document rankings.
+"""Ranking metrics of the retrieval evaluation: recall@k, all@5, MRR and nDCG@10 over document rankings.
 
 Input: a ranked list of document IDs (``doc_ranking`` turns a chunk ranking into one, each
 document at its best chunk), the relevant documents and their grades. Output: one dict of metrics
 per query (``score_ranking``), and their means with the median latency (``summarise``).
+
+recall@k is the share of a question's relevant documents in the top k (HippoRAG's definition for
+questions with several gold passages); ``all@5`` is 1 when every one of them is in the top 5 (the
+share of multi-hop questions fully supported; for one relevant document it equals recall@5).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-KS = (1, 5, 10)
+KS = (1, 2, 5, 10)
 
 
 def doc_ranking(chunk_ids: Iterable[str], chunk_doc: dict[str, str]) -> list[str]:
@@ -43,6 +47,7 @@ def ndcg_at(ranked: Sequence[str], grades: dict[str, float], k: int) -> float:
 
 def score_ranking(ranked: Sequence[str], relevant: set[str], grades: dict[str, float]) -> dict[str, float]:
     out = {f"recall@{k}": recall_at(ranked, relevant, k) for k in KS}
+    out["all@5"] = float(bool(relevant) and relevant <= set(ranked[:5]))
     out["mrr"] = reciprocal_rank(ranked, relevant)
     out["ndcg@10"] = ndcg_at(ranked, grades, 10)
     return out

@@ -27,7 +27,8 @@ Output (``--json``; for one query set, or per split): ``n_queries``, ``n_docs``,
 feedback), ``vector`` (dense + sparse fused in the store), ``ppr``, ``translate`` (sparse searches
 of the question's ontology translations into the other corpus languages, fused), ``fused`` (RRF of
 ``retrieval.paths``) and ``reranked`` (the configured reranker over the fused list), each with
-``recall@1/5/10``, ``mrr``, ``ndcg@10`` and ``latency_p50_ms``; ``by_language``: per question
+``recall@1/2/5/10``, ``all@5`` (every relevant document in the top 5), ``mrr``, ``ndcg@10`` and
+``latency_p50_ms``; ``by_language``: per question
 language, the query count and each method's metrics.
 
 Rules: chunk hits map to documents (a document's rank is its best chunk's rank; duplicates
@@ -443,7 +444,7 @@ def print_table(result: dict[str, Any], heading: str = "") -> None:
         print(f"\n== {heading} ==")
     print(f"{result['n_queries']} queries over {result['n_docs']} documents ({result['n_chunks']} chunks), "
           f"embedding {result['embedding']}, bm25 stemmer: {result['bm25_stemmer']}")
-    cols = [f"recall@{k}" for k in KS] + ["mrr", "ndcg@10", "latency_p50_ms"]
+    cols = [f"recall@{k}" for k in KS] + ["all@5", "mrr", "ndcg@10", "latency_p50_ms"]
     print(f"{'method':10s}" + "".join(f"{c:>16s}" for c in cols))
     for method, row in result["methods"].items():
         print(f"{method:10s}" + "".join(f"{row[c]:16.4f}" for c in cols))
@@ -462,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dev-range", help="FIRST-LAST: only these lines of --dev (1-based, inclusive)")
     ap.add_argument("--test", type=Path, help="test queries: reported, never tuned on")
     ap.add_argument("--test-range", help="FIRST-LAST: only these lines of --test")
-    ap.add_argument("--tune", metavar="METRIC", choices=["ndcg@10", "mrr", *(f"recall@{k}" for k in KS)],
+    ap.add_argument("--tune", metavar="METRIC", choices=["ndcg@10", "mrr", "all@5", *(f"recall@{k}" for k in KS)],
                     help="choose fusion weights and rrf_k on dev by this metric, then run test with them")
     ap.add_argument("--runs-out", type=Path, help="save the dev runs (--dev, or --queries when it is a dev set) "
                     "for `medgraph.eval tune`")

@@ -236,8 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     sets = []
     for spec in args.runs:
         file, _, metric = spec.rpartition(":")
-        if not file or metric not in ("ndcg@10", "mrr", "recall@1", "recall@5", "recall@10"):
-            ap.error(f"--runs takes FILE:METRIC (metric ndcg@10, mrr or recall@1/5/10), got {spec!r}")
+        if not file or metric not in ("ndcg@10", "mrr", "all@5", "recall@1", "recall@2", "recall@5", "recall@10"):
+            ap.error(f"--runs takes FILE:METRIC (metric ndcg@10, mrr, all@5 or recall@1/2/5/10), got {spec!r}")
         sets.append(load_runs(Path(file), metric))
     r = cfg.retrieval
     if args.fixed_weights:

@@ -48,6 +48,10 @@ def test_chunk_hits_map_to_documents_at_their_best_rank() -> None:
     assert scores["recall@1"] == 0.0 and scores["recall@5"] == 1.0 and scores["mrr"] == 0.5
     summary = summarise([scores, score_ranking(["A"], {"A"}, {"A": 1.0})], [3.0, 1.0, 2.0])
     assert summary["mrr"] == 0.75 and summary["recall@1"] == 0.5 and summary["latency_p50_ms"] == 2.0
+    # two gold passages (a two-hop question): recall is the share found, all@5 asks for both
+    two = score_ranking(["A", "x", "y", "z", "w", "B"], {"A", "B"}, {"A": 1.0, "B": 1.0})
+    assert two["recall@1"] == 0.5 and two["recall@5"] == 0.5 and two["recall@10"] == 1.0 and two["all@5"] == 0.0
+    assert score_ranking(["B", "A"], {"A", "B"}, {"A": 1.0, "B": 1.0})["all@5"] == 1.0
 
 
 def test_queries_grades_default_to_binary(tmp_path: Path) -> None:
@@ -137,7 +141,7 @@ def test_cli_json_keys_and_cache(tiny_benchmark: tuple[Path, Path, list[str]],
     out = json.loads(capsys.readouterr().out)
     assert out["n_queries"] == 3 and out["n_docs"] == 4 and out["n_chunks"] >= 4
     assert set(out["methods"]) == set(METHODS)
-    keys = {"recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "latency_p50_ms"}
+    keys = {"recall@1", "recall@2", "recall@5", "recall@10", "all@5", "mrr", "ndcg@10", "latency_p50_ms"}
     for method, row in out["methods"].items():
         assert set(row) == keys, method
         assert all(0.0 <= row[k] <= 1.0 for k in keys - {"latency_p50_ms"}), method
@@ -312,3 +316,24 @@ def test_convert_shared_gives_the_ids_the_question_files_name(shared_data: Path,
         for split in ("dev", "test"):
             for q in read_queries(REPO / "data" / "eval" / f"{name}.{split}.jsonl"):
                 assert q.relevant <= ids, q.query_id
+
+
+def test_convert_abstracts_gives_one_corpus_with_the_ids_the_multihop_questions_name(shared_data: Path,
+                                                                                     tmp_path: Path) -> None:
+    from medgraph.eval.convert_abstracts import abstract_records
+
+    records = list(abstract_records(shared_data))
+    by_id = {r["doc_id"]: r for r in records}
+    assert len(records) == 10_345 and len(by_id) == len(records)  # PubMedQA, SciFact, NFCorpus, BC5CDR
+    assert by_id["bc5cdr-227508"]["title"] == "Naloxone reverses the antihypertensive effect of clonidine."
+    assert "clonidine" in by_id["bc5cdr-227508"]["text"] and by_id["bc5cdr-227508"]["source_id"] == "PMID:227508"
+    assert by_id["MED-10"]["language"] == "en" and by_id["4983"]["title"].startswith("Microstructural")
+    assert [s["title"] for s in by_id[records[0]["doc_id"]]["sections"]][-1] == "Conclusions"
+    pubmedqa_order = list(json.loads((shared_data / "pubmedqa" / "ori_pqal.json").read_text(encoding="utf-8")))
+    test_half = {f"pmid-{p}" for p in pubmedqa_order[500:]}
+    for split in ("dev", "test"):
+        questions = read_queries(REPO / "data" / "eval" / f"multihop.{split}.jsonl")
+        assert questions
+        for q in questions:
+            assert len(q.relevant) >= 2 and q.relevant <= set(by_id), q.query_id
+            assert not q.relevant & test_half, q.query_id  # PubMedQA's test half is never written about
