@@ -50,8 +50,15 @@ class FeedbackConfig(_Model):
     weight: float = Field(default=0.5, gt=0.0)  # weight of the strongest expansion term (query terms: 1)
 
 
+class HopConfig(_Model):
+    """The ``hop`` path: a second retrieval hop from the entities of the first hop's best passages."""
+
+    passages: int = Field(default=3, ge=1)  # top chunks of the other paths' fused list read for entities
+    max_chunks: int = Field(default=50, ge=1)  # an entity in more chunks than this is too common to bridge
+
+
 RetrievalPath = Literal["vector", "dense", "sparse", "feedback", "ppr", "translate", "translate_dense",
-                        "translate_feedback", "community"]
+                        "translate_feedback", "community", "hop"]
 
 
 class RetrievalConfig(_Model):
@@ -64,6 +71,9 @@ class RetrievalConfig(_Model):
     # the ppr path runs only for questions with at least this many seeds: MeSH entities they link
     # (plus a signed-in user's interest seeds); 1 runs it whenever there is a seed
     ppr_min_entities: int = Field(default=1, ge=1)
+    # each seed's weight × (chunks that mention it)^-ppr_specificity: 0 weighs seeds by their
+    # linking score alone; 1 is HippoRAG's node specificity (a rare entity outweighs a common one)
+    ppr_specificity: float = Field(default=0.0, ge=0.0, le=2.0)
     # where the ppr path runs: ``process``: an in-process PPR index (medgraph.retrieve.ppr) built from
     # the graph store's incidence, whatever the store (Neo4j included); ``store``: the store's own
     # ``ppr`` (GDS PageRank on Neo4j)
@@ -81,6 +91,7 @@ class RetrievalConfig(_Model):
     # language's mean for this question (removes the language-pair bias of a multilingual model)
     dense_balance: bool = True
     feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
+    hop: HopConfig = Field(default_factory=HopConfig)
     # ``translate``: the question is translated (ontology term substitution) into each of these
     # corpus languages other than its own, and each translation gets a sparse search of its own
     languages: tuple[Literal["en", "de", "zh"], ...] = ("en", "de", "zh")

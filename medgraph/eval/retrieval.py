@@ -66,7 +66,7 @@ from medgraph.retrieve.types import Candidate
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 2  # 2: chunks embedded with their title, Snowball-stemmed lexical terms
-PATHS = ("dense", "sparse", "feedback", "vector", "ppr", "translate", "translate_dense", "translate_feedback")
+PATHS = ("dense", "sparse", "feedback", "vector", "ppr", "translate", "translate_dense", "translate_feedback", "hop")
 METHODS = ("bm25", *PATHS, "fused", "reranked")
 BATCH_DOCS = 32
 
@@ -314,7 +314,7 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
     out: dict[str, tuple[list[str], float]] = {"bm25": (bm25_docs, t_bm25)}
     result, t_fused = _timed(lambda: retriever.retrieve(analysis))
     query_side = {"dense": t_qd, "sparse": t_qs, "feedback": t_qs, "vector": t_qd + t_qs, "ppr": t_an, "translate": t_an,
-                  "translate_dense": t_an, "translate_feedback": t_an}
+                  "translate_dense": t_an, "translate_feedback": t_an, "hop": t_an}
     for path in PATHS:
         hits = result.per_path.get(path)
         if hits is None:  # a path the fusion does not use (or splits per language): search it on its own

@@ -159,6 +159,7 @@ class PPRIndex:
         self.chunk_ids = list(chunk_ids)
         self._entity_index = {e: i for i, e in enumerate(self.entity_ids)}
         self.ent_degree: FloatArray = np.asarray(b.sum(axis=1)).ravel()
+        self.ent_chunks: IntArray = np.diff(b.indptr)  # chunks that mention each entity
         self.chunk_degree: FloatArray = np.asarray(b.sum(axis=0)).ravel()
         inv_e, inv_c = _inverse(self.ent_degree), _inverse(self.chunk_degree)
         self._inv_ent_degree = inv_e
@@ -195,6 +196,10 @@ class PPRIndex:
         return "two-step" if self._two_step is not None else "bipartite"
 
     # --- queries ------------------------------------------------------------------------
+
+    def chunk_counts(self, mesh_ids: list[str]) -> dict[str, int]:
+        """How many chunks mention each of ``mesh_ids`` (0 for an entity the graph lacks)."""
+        return {m: int(self.ent_chunks[i]) if (i := self._entity_index.get(m)) is not None else 0 for m in mesh_ids}
 
     def query(
         self, seeds: dict[str, float], damping: float = 0.5, top_k: int = 50, tol: float = 1e-6

@@ -91,6 +91,10 @@ class ProcessPPR:
         self._maybe_check()
         return state.index.query(seeds, damping=damping, top_k=top_k, tol=tol)
 
+    def chunk_counts(self, mesh_ids: list[str]) -> dict[str, int]:
+        """``PPRIndex.chunk_counts`` on the current index."""
+        return self.ensure_built().index.chunk_counts(mesh_ids)
+
     @property
     def state(self) -> IndexState | None:
         """The index served now (``None`` before the first build)."""

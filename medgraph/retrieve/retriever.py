@@ -120,6 +120,9 @@ class Retriever:
     def ppr(self, seeds: dict[str, float], top_k: int) -> list[PPRHit]:
         """Top-``top_k`` chunks by PPR from the weighted seeds, on the configured engine."""
         if self.ppr_index is not None:
+            if self.cfg.ppr_specificity and seeds:
+                counts = self.ppr_index.chunk_counts(list(seeds))
+                seeds = {m: w * max(counts[m], 1) ** -self.cfg.ppr_specificity for m, w in seeds.items()}
             return self.ppr_index.query(seeds, damping=self.cfg.damping, top_k=top_k)
         hits: list[PPRHit] = self.graph.ppr(seeds, damping=self.cfg.damping, top_k=top_k)
         return hits
@@ -160,6 +163,9 @@ class Retriever:
             return rrf(self.feedback_translated_paths(analysis, found, limit), self.cfg.rrf_k)[:limit]
         if path == "community":
             return self._community_path(analysis, limit, qv)
+        if path == "hop":
+            found = {p: hits for p, hits in (done or {}).items() if p != "hop"}
+            return self.hop_path(analysis, found, limit)
         language = analysis.language if self.cfg.language_filter else None
         # the question's own words match passages in its own language; other languages are the
         # translate paths' (a German question's words over English passages match only noise)
@@ -183,6 +189,31 @@ class Retriever:
         else:
             raise ValueError(f"unknown retrieval path {path!r}")
         return [_hit(h, path) for h in hits]
+
+    def hop_path(self, analysis: QueryAnalysis, first: dict[str, list[Candidate]], limit: int,
+                 weights: dict[str, float] | None = None) -> list[Candidate]:
+        """The second hop of a question whose answer joins two passages: the entities of the first
+        hop's best ``hop.passages`` chunks (the other paths' fused list, ``first``) that the question
+        does not name and that at most ``hop.max_chunks`` chunks mention seed PPR, each weighted by
+        its passage's rank over its chunk count (a rare entity is a likelier bridge); the chunks it
+        reaches, those passages left out, are the list. In-process PPR engine only."""
+        if self.ppr_index is None or not first:
+            return []
+        weights = weights or language_weights(self.cfg.weights, self.cfg.language_weights, analysis.language)
+        top = [c.chunk_id for c in rrf(first, self.cfg.rrf_k, weights)[: self.cfg.hop.passages]]
+        own = set(analysis.seeds)
+        votes: dict[str, float] = {}
+        mentions = self.graph.chunk_entities(top)
+        for rank, chunk_id in enumerate(top, 1):
+            for mesh_id in mentions.get(chunk_id, set()) - own:
+                votes[mesh_id] = votes.get(mesh_id, 0.0) + 1.0 / rank
+        counts = self.ppr_index.chunk_counts(list(votes))
+        seeds = {m: v / counts[m] for m, v in votes.items() if 0 < counts[m] <= self.cfg.hop.max_chunks}
+        if not seeds:
+            return []
+        hits = self.ppr_index.query(seeds, damping=self.cfg.damping, top_k=limit + len(top))
+        return [Candidate(h.chunk_id, h.score, {"hop": h.score}, entity_path=list(h.entity_path))
+                for h in hits if h.chunk_id not in top][:limit]
 
     def _community_path(self, analysis: QueryAnalysis, limit: int, qv: QueryVectors | None) -> list[Candidate]:
         """The chunks cited by the summaries of the question's communities (overview questions)."""
@@ -222,7 +253,7 @@ class Retriever:
         translations: dict[str, str] = {}
         for path in self.cfg.paths:
             start = time.perf_counter()
-            if path == "translate_feedback":  # after every other path: it reads their fused list
+            if path in ("translate_feedback", "hop"):  # after every other path: they read their fused list
                 continue
             if path == "translate":
                 glossed = self.translations(analysis)
@@ -238,6 +269,10 @@ class Retriever:
             start = time.perf_counter()
             per_path.update(self.feedback_translated_paths(analysis, per_path, limit, weights))
             timings["translate_feedback"] = round((time.perf_counter() - start) * 1000, 2)
+        if "hop" in self.cfg.paths:  # after every other path: it reads their fused list
+            start = time.perf_counter()
+            per_path["hop"] = self.hop_path(analysis, per_path, limit, weights)
+            timings["hop"] = round((time.perf_counter() - start) * 1000, 2)
         fused = rrf(per_path, self.cfg.rrf_k, weights)[:limit]
         start = time.perf_counter()
         self._load_and_featurise(analysis, fused, qv, list(translations.items()))

@@ -358,3 +358,56 @@ def test_retriever_runs_ppr_in_process_or_on_the_store() -> None:
     on_store = Retriever(RetrievalConfig(paths=("ppr",), ppr_engine="store"), store, None, None)  # type: ignore[arg-type]
     assert on_store.ppr_index is None and on_store.search_path("ppr", analysis, 5) == []
     assert store.store_calls == 1
+
+
+def test_seed_specificity_lets_a_rare_entity_outweigh_a_common_one() -> None:
+    """``retrieval.ppr_specificity``: each seed's weight × (chunks that mention it)^-s. A question
+    naming a common entity (in 8 chunks) and a rare one (in 1) ranks the rare one's chunk first
+    only with specificity on."""
+    from medgraph.config.models import RetrievalConfig
+    from medgraph.retrieve.retriever import Retriever
+    from medgraph.retrieve.types import QueryAnalysis
+
+    pairs = [("COMMON", f"c{i}", 1) for i in range(8)] + [("RARE", "r0", 1), ("OTHER", "r0", 1), ("OTHER", "x", 1)]
+    analysis = QueryAnalysis("q", "en", seed_bias=(("COMMON", 1.0), ("RARE", 1.0)))
+    plain = Retriever(RetrievalConfig(paths=("ppr",)), PairsStore(pairs), None, None)  # type: ignore[arg-type]
+    assert plain.ppr_index is not None
+    assert plain.ppr_index.chunk_counts(["COMMON", "RARE", "NONE"]) == {"COMMON": 8, "RARE": 1, "NONE": 0}
+    # without specificity each seed gets half the restart mass; with it the rare one gets 8/9
+    specific = Retriever(RetrievalConfig(paths=("ppr",), ppr_specificity=1.0), PairsStore(pairs), None, None)  # type: ignore[arg-type]
+    base = {c.chunk_id: c.score for c in plain.search_path("ppr", analysis, 20)}
+    weighted = {c.chunk_id: c.score for c in specific.search_path("ppr", analysis, 20)}
+    assert weighted["r0"] / weighted["c0"] > 2 * base["r0"] / base["c0"]
+    assert max(weighted, key=weighted.get) == "r0"
+
+
+def test_the_hop_path_follows_the_first_passages_entities_to_the_second_passage() -> None:
+    """``hop``: the entities of the first hop's best passage that the question does not name (B,
+    the bridge) seed PPR; the passage that mentions the bridge with something else comes first,
+    the first passage itself is left out, and an entity in more than ``hop.max_chunks`` chunks
+    (COMMON) seeds nothing."""
+    from medgraph.config.models import HopConfig, RetrievalConfig
+    from medgraph.retrieve.retriever import Retriever
+    from medgraph.retrieve.types import Candidate, QueryAnalysis
+
+    pairs = [("A", "first", 1), ("B", "first", 1), ("B", "second", 1), ("C", "second", 1), ("C", "third", 1),
+             ("A", "other", 1)] + [("COMMON", f"n{i}", 1) for i in range(6)] + [("COMMON", "first", 1)]
+
+    class Store(PairsStore):
+        def chunk_entities(self, chunk_ids: list[str]) -> dict[str, set[str]]:
+            out: dict[str, set[str]] = {c: set() for c in chunk_ids}
+            for mesh_id, chunk_id, _ in self.pairs:
+                if chunk_id in out:
+                    out[chunk_id].add(mesh_id)
+            return out
+
+    cfg = RetrievalConfig(paths=("ppr", "hop"), hop=HopConfig(passages=1, max_chunks=5))
+    retriever = Retriever(cfg, Store(pairs), None, None)  # type: ignore[arg-type]
+    analysis = QueryAnalysis("q", "en", seed_bias=(("A", 1.0),))
+    first = {"dense": [Candidate("first", 1.0, {"dense": 1.0}), Candidate("other", 0.5, {"dense": 0.5})]}
+    hop = [c.chunk_id for c in retriever.hop_path(analysis, first, 5)]
+    assert hop[0] == "second" and "first" not in hop
+    # COMMON (7 chunks) seeds nothing: its chunks come only through the walk, after the bridge's
+    assert max(hop.index(c) for c in ("second", "third")) < min(hop.index(c) for c in hop if c.startswith("n"))
+    assert retriever.search_path("hop", analysis, 5, done=first) == retriever.hop_path(analysis, first, 5)
+    assert retriever.hop_path(analysis, {}, 5) == []
