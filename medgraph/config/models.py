@@ -72,7 +72,8 @@ class RetrievalConfig(_Model):
     # (plus a signed-in user's interest seeds); 1 runs it whenever there is a seed
     ppr_min_entities: int = Field(default=1, ge=1)
     # each seed's weight × (chunks that mention it)^-ppr_specificity: 0 weighs seeds by their
-    # linking score alone; 1 is HippoRAG's node specificity (a rare entity outweighs a common one)
+    # linking score alone; 1 is HippoRAG's node specificity (a rare entity outweighs a common one).
+    # Measured on the multi-hop dev set: no gain (docs/retrieval.md). ppr_engine: process only
     ppr_specificity: float = Field(default=0.0, ge=0.0, le=2.0)
     # where the ppr path runs: ``process``: an in-process PPR index (medgraph.retrieve.ppr) built from
     # the graph store's incidence, whatever the store (Neo4j included); ``store``: the store's own
@@ -106,6 +107,14 @@ class RetrievalConfig(_Model):
     # ``translate:<lang>``); e.g. ``{de: {sparse: 0.3}}``: German questions over an English corpus
     language_weights: dict[Literal["en", "de", "zh"], dict[str, Annotated[float, Field(ge=0.0)]]] = Field(
         default_factory=dict)
+
+    @model_validator(mode="after")
+    def _in_process_graph(self) -> RetrievalConfig:
+        # the hop path and seed specificity read the in-process index's chunk counts
+        if self.ppr_engine == "store" and ("hop" in self.paths or self.ppr_specificity):
+            raise ValueError("retrieval.paths 'hop' and retrieval.ppr_specificity need ppr_engine: process "
+                             "(the in-process PPR index, whatever the graph store)")
+        return self
 
 
 class RerankConfig(_Model):

@@ -411,3 +411,12 @@ def test_the_hop_path_follows_the_first_passages_entities_to_the_second_passage(
     assert max(hop.index(c) for c in ("second", "third")) < min(hop.index(c) for c in hop if c.startswith("n"))
     assert retriever.search_path("hop", analysis, 5, done=first) == retriever.hop_path(analysis, first, 5)
     assert retriever.hop_path(analysis, {}, 5) == []
+
+
+def test_the_hop_path_and_seed_specificity_need_the_in_process_index() -> None:
+    from medgraph.config.models import RetrievalConfig
+
+    for bad in ({"paths": ("ppr", "hop")}, {"ppr_specificity": 1.0}):
+        with pytest.raises(ValueError, match="ppr_engine: process"):
+            RetrievalConfig(ppr_engine="store", **bad)
+    assert RetrievalConfig(paths=("ppr", "hop")).ppr_engine == "process"
