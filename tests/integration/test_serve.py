@@ -62,7 +62,7 @@ def test_chat_answers_with_resolving_citations(app_url):
     assert not body["refused"] and "hand" in body["content"].lower()
     _check_citations(body)
     assert any(c["page"] for c in body["citations"])  # PDF evidence is cited with its page
-    assert set(body["retrieval_paths_used"]) <= {"dense", "sparse", "feedback", "vector", "ppr", "relational"}
+    assert set(body["retrieval_paths_used"]) <= {"dense", "sparse", "feedback", "vector", "ppr", "hop", "relational"}
     assert body["retrieval_paths_used"]
     assert body["disclaimer"] and body["session_id"] and body["model_used"] == "extractive"
 
