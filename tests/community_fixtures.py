@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +93,14 @@ def planted_chunks(groups: int = 3, size: int = 12, chunks_per_group: int = 30, 
         g1, g2 = rng.sample(range(groups), 2)
         add(100 + n, [rng.choice(by_group[g1]), rng.choice(by_group[g2])])
     return chunks, mentions, entities, truth
+
+
+def assert_listed_a_page_at_a_time(store: Any) -> None:
+    """The contract of a graph store's community listing: ``community_levels`` counts what
+    ``communities()`` lists, and ``limit`` / ``offset`` read one page of the same order."""
+    listed = store.communities()
+    assert store.community_levels() == dict(sorted(Counter(c.level for c in listed).items()))
+    page = store.communities(limit=2, offset=1)  # a page of the whole order, read as a page
+    assert [c.community_id for c in page] == [c.community_id for c in listed[1:3]]
+    assert store.communities(level=0, limit=1) == [c for c in listed if c.level == 0][:1]
+    assert store.communities(offset=len(listed)) == []

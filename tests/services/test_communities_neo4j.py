@@ -23,7 +23,7 @@ from medgraph.graph.leiden import adjusted_rand_index, partition
 from medgraph.stores.errors import StoreUnavailable
 from medgraph.stores.factory import make_graph_store
 from medgraph.stores.graph import DocumentRecord
-from tests.community_fixtures import planted_chunks
+from tests.community_fixtures import assert_listed_a_page_at_a_time, planted_chunks
 from tests.helpers import require_disposable_neo4j, unavailable
 
 HOST = os.environ.get("NEO4J_DEV_HOST", "127.0.0.1")
@@ -108,14 +108,6 @@ def test_neo4j_stores_community_nodes_with_member_of_edges(stores: tuple[Any, An
     assert parts == sum(1 for c in done if c.parent_id is not None)
     # an unchanged graph: every summary is reused
     assert not plan(neo, detect(neo, CFG), CFG).todo
-    listed_all = listed
-    levels = {}
-    for c in listed_all:
-        levels[c.level] = levels.get(c.level, 0) + 1
-    assert neo.community_levels() == levels
-    page = neo.communities(limit=2, offset=1)  # a page of the whole order, read as a page
-    assert [c.community_id for c in page] == [c.community_id for c in listed_all[1:3]]
-    assert neo.communities(level=0, limit=1) == [c for c in listed_all if c.level == 0][:1]
-    assert neo.communities(offset=len(listed_all)) == []
+    assert_listed_a_page_at_a_time(neo)
     neo.replace_communities(done[:1], {})
     assert [c.community_id for c in neo.communities()] == [done[0].community_id]

@@ -30,7 +30,7 @@ from medgraph.graph.leiden import (
 from medgraph.schemas import Chunk, Mention
 from medgraph.stores.embedded import EmbeddedGraphStore
 from medgraph.stores.graph import DocumentRecord
-from tests.community_fixtures import planted_chunks, planted_partition
+from tests.community_fixtures import assert_listed_a_page_at_a_time, planted_chunks, planted_partition
 from tests.helpers import require_module
 
 
@@ -175,15 +175,7 @@ def test_embedded_store_keeps_communities_members_and_meta(tmp_path: Path) -> No
     chunks = {c.chunk_id: c for c in store.get_chunks([c.chunk_id for x in listed for c in x.citations])}
     for c in (c for x in listed for c in x.citations):  # every citation resolves to a stored chunk sentence
         assert c.sentence.removesuffix(" …") in " ".join(chunks[c.chunk_id].text.split())
-    listed_all = store.communities()
-    levels = {}
-    for c in listed_all:
-        levels[c.level] = levels.get(c.level, 0) + 1
-    assert store.community_levels() == levels
-    page = store.communities(limit=2, offset=1)  # a page of the whole order, read as a page
-    assert [c.community_id for c in page] == [c.community_id for c in listed_all[1:3]]
-    assert store.communities(level=0, limit=1) == [c for c in listed_all if c.level == 0][:1]
-    assert store.communities(offset=len(listed_all)) == []
+    assert_listed_a_page_at_a_time(store)
     store.replace_communities(done[:1], {})
     assert [c.community_id for c in store.communities()] == [done[0].community_id]
     store.close()
