@@ -97,7 +97,24 @@ def settings_from(cfg: MedGraphConfig) -> AgentSettings:
         interest_seed_weight=a.interest_seed_weight, memories=a.memories, relational_weight=a.relational_weight,
         relational_pairs=a.relational_pairs, rrf_k=cfg.retrieval.rrf_k, gaps_enabled=g.enabled,
         max_tool_calls=g.max_tool_calls, time_budget_s=g.time_budget_s, min_relevance=cfg.answer.min_relevance,
+        decompose=a.decompose != "off", hop_weight=a.hop_weight, hop_passages=a.hop_passages,
+        bridge_seeds=a.bridge_seeds, hop_retries=a.hop_retries,
     )
+
+
+def make_planner(cfg: MedGraphConfig, lm: Any = None) -> Any:
+    """The configured question planner (``agent.decompose``), or None: every question one hop.
+    ``dspy`` needs ``lm``, a DSPy LM over ``agent.planner_engine``."""
+    from medgraph.agent.plan import DSPyPlanner, RulePlanner
+
+    kind = cfg.agent.decompose
+    if kind == "off":
+        return None
+    if kind == "rules":
+        return RulePlanner()
+    if lm is None:
+        raise ValueError(f"agent.decompose dspy needs a DSPy LM for engine {cfg.agent.planner_engine!r}")
+    return DSPyPlanner(lm)
 
 
 class AgentService:
@@ -126,6 +143,7 @@ class AgentService:
             find_gaps=self._find_gaps if gaps_on else None, fetch=self._fetch if gaps_on else None,
             ingest=self._ingest if gaps_on else None,
             sessions=calls.BoundedStore(sessions, state), memory=calls.BoundedStore(memory, state),
+            planner=self._planner(), bridges=self._bridges, entity_name=self._entity_name, mentions=self._mentions,
             settings=settings_from(cfg),
         )
         self.agent = Agent(deps)
@@ -146,6 +164,13 @@ class AgentService:
             return str(handle.chat.remote(messages, p or params).result(timeout_s=timeout))
 
         return chat
+
+    def _planner(self) -> Any:
+        if self.cfg.agent.decompose != "dspy":
+            return make_planner(self.cfg)
+        from medgraph.llm.dspy_bridge import chat_lm
+
+        return make_planner(self.cfg, chat_lm(self._blocking_chat(self.cfg.agent.planner_engine, 256)))
 
     def _rewriter(self) -> Any:
         """The configured rewriter; its rules link earlier turns that carry no entities (history
@@ -179,6 +204,15 @@ class AgentService:
 
     async def _retrieve(self, analysis: QueryAnalysis) -> Any:
         return await self._call(self.retriever.retrieve, analysis)
+
+    async def _bridges(self, chunk_ids: list[str], exclude: set[str]) -> list[tuple[str, float]]:
+        return await self._call(self.retriever.bridge_entities, chunk_ids, exclude)  # type: ignore[no-any-return]
+
+    async def _entity_name(self, mesh_id: str, language: str) -> str | None:
+        return await self._call(self.retriever.entity_name, mesh_id, language)  # type: ignore[no-any-return]
+
+    async def _mentions(self, chunk_ids: list[str]) -> dict[str, set[str]]:
+        return await self._call(self.retriever.chunk_entities, chunk_ids)  # type: ignore[no-any-return]
 
     async def _rerank(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
         return await self._call(self.reranker.rerank, question, candidates)  # type: ignore[no-any-return]

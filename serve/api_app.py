@@ -434,7 +434,7 @@ class IngressBase:
     async def events(self, request: AgentRequest, hold: bool = True) -> AsyncIterator[dict[str, Any]]:
         """The agent's events for one question, run inside a concurrency slot. Waiting in the queue
         yields ``{"status": "queued", "position": n}``. With ``hold`` the agent's progress events
-        are held back until the answer starts, so that a failure before it is still a clean 503."""
+        (``status``, ``hop``) are held back until the answer starts, so that a failure before it is still a clean 503."""
         notes: asyncio.Queue[int] = asyncio.Queue()
         slot = self.gate.slot(on_queued=notes.put_nowait)
         enter = asyncio.ensure_future(self._enter(slot))
@@ -464,7 +464,7 @@ class IngressBase:
                 late=lambda: ServiceUnavailable("the answer did not arrive in time; try again later"),
                 translate=_client_error,
             ):
-                if "status" in event and not started:
+                if ("status" in event or "hop" in event) and not started:  # progress, held
                     held.append(event)
                     continue
                 if not started:

@@ -37,7 +37,7 @@ def build_agent(cfg: MedGraphConfig) -> InProcessAgent:
     from medgraph.literature import make_sources
     from medgraph.memory.longterm import LongTermMemory
     from medgraph.memory.sessions import SessionStore
-    from serve.agent import settings_from
+    from serve.agent import make_planner, settings_from
     from serve.services import AnalyzerService, RerankerService, RetrieverService, RouterService
 
     analyzer, retriever, reranker = AnalyzerService(cfg), RetrieverService(cfg), RerankerService(cfg)
@@ -72,5 +72,7 @@ def build_agent(cfg: MedGraphConfig) -> InProcessAgent:
         generate=generate, find_gaps=sync(lambda a, r: retriever.find_gaps(a, r, cfg.gaps.noise_floor)),
         fetch=fetch, ingest=sync(retriever.ingest),
         sessions=SessionStore(cfg.app.path), memory=LongTermMemory(cfg.app.path), settings=settings_from(cfg),
+        planner=make_planner(cfg), bridges=sync(retriever.bridge_entities), entity_name=sync(retriever.entity_name),
+        mentions=sync(retriever.chunk_entities),
     )
     return InProcessAgent(Agent(deps), analyzer, retriever, reranker, engine)

@@ -57,8 +57,9 @@ class ChatRoutes(IngressBase):
 
     @app.post("/chat/stream", responses=error_responses(403, 429, 503))
     async def chat_stream(self, req: ChatRequest, principal: Caller) -> StreamingResponse:
-        """Events: ``{"status": ...}`` (queue position, agent progress: held until the answer starts
-        unless ``progress``), ``{"delta": text}``, then ``{"done": true, ...the /chat body without
+        """Events: ``{"status": ...}`` (queue position, agent progress) and ``{"hop": {...}}`` (each
+        hop of a multi-hop question as it is retrieved), both held until the answer starts unless
+        ``progress``; ``{"delta": text}``, then ``{"done": true, ...the /chat body without
         content}``; ``{"error": ..., "status": n}`` for a failure after the response started."""
         request = self._request(principal, req.message, req.language, req.session_id, req.tier)
         await self._consume_quota(principal)

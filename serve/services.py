@@ -99,6 +99,18 @@ class RetrieverService:
     def retrieve(self, analysis: QueryAnalysis) -> Any:
         return self.retriever.retrieve(analysis)
 
+    def bridge_entities(self, chunk_ids: list[str], exclude: set[str]) -> list[tuple[str, float]]:
+        """A hop's candidate sub-answers: the entities joining its passages to others (``Retriever``)."""
+        return self.retriever.bridge_entities(chunk_ids, exclude)
+
+    def chunk_entities(self, chunk_ids: list[str]) -> dict[str, set[str]]:
+        return self.graph.chunk_entities(chunk_ids)
+
+    def entity_name(self, mesh_id: str, language: str) -> str | None:
+        from medgraph.agent.hops import entity_name
+
+        return entity_name(self.graph.get_entity(mesh_id), language)
+
     def entity(self, mesh_id: str, hops: int = 1, limit: int = 25) -> dict[str, Any] | None:
         entity = self.graph.get_entity(mesh_id)
         if entity is None:

@@ -8,10 +8,11 @@ and every finished node is a ``{"node": name}`` progress event (``run_events``).
 
     guard_input ──blocked──> refuse ──────────────────────────────────────────────┐
         │ ok                                                                         │
-    rewrite ─> analyse ─┬─> semantic ──┬─> fuse ─> assess ──gaps──> complete_gaps ─┐ │
-                        └─> relational ┘             │ ok        (bounded; runs     │ │
-                             ^   (both channels)     v          both channels again)│ │
-                             └───────────────────── generate <──────────────────────┘ │
+    rewrite ─> analyse ─┬─> semantic ──┐
+                        ├─> relational ┼─> fuse ─> verify ─┬─> assess ──gaps──> complete_gaps ─┐ │
+                        └─> hops ──────┘     ^  unsupported│     │ ok   (bounded; runs every     │ │
+                             ^               └── rehop <───┘     v       channel again)        │ │
+                             └────────────────────────────── generate <─────────────────────────┘ │
                                                       │                               │
                                                 guard_output ─> persist <─────────────┘
 
@@ -19,10 +20,17 @@ and every finished node is a ``{"node": name}`` progress event (``run_events``).
   retrieval. Language: the request's, else detected.
 - rewrite: resolves pronouns and ellipsis from the session's last turns (short-term memory).
 - analyse: NER + linking of the standalone question, the user's top interests as PPR seed bias,
-  the route (intent, tier).
+  the route (intent, tier), and the plan: a multi-hop question as sub-queries with ``#N``
+  back-references (``medgraph.agent.plan``).
 - semantic (chunk evidence: every retrieval path fused by RRF, then reranked) and relational
   (entity co-occurrence paths between the question's entities, from the graph) run in parallel;
-  fuse merges them by RRF and adds the user's recalled memories (relative-time labelled).
+  hops (multi-hop questions only) retrieves each sub-query in order, a hop's sub-answer (the bridge
+  entity its passages name) filling ``#N`` and seeding PPR in the next (``medgraph.agent.hops``);
+  it streams ``{"hop": ...}`` events. fuse merges the channels and the hops by RRF and adds the
+  user's recalled memories (relative-time labelled).
+- verify: each hop needs a usable passage among the numbered evidence; an unsupported hop that
+  rests on a sub-answer is run again with the next bridge entity (rehop, ``hop_retries`` times),
+  then gap completion may fetch literature on the bridge.
 - assess: asks for gaps (two question entities with no connecting evidence, or weak evidence for
   one); complete_gaps fetches literature for them from the configured sources and ingests it into
   the live stores, then both channels run again. Bounded by ``max_tool_calls`` and a time budget.
@@ -85,6 +93,11 @@ class AgentSettings:
     max_tool_calls: int = 2
     time_budget_s: float = 20.0  # gap completion may start only this long after the question arrived
     min_relevance: float = 0.3  # the answer's usable-evidence floor: recalled memories get it
+    decompose: bool = True  # plan multi-hop questions as hops (a single-hop question keeps one pass)
+    hop_weight: float = 1.0  # RRF weight of each hop's list (the channels' fused list: 1)
+    hop_passages: int = 3  # a hop's best passages that name its sub-answer
+    bridge_seeds: int = 3  # bridge candidates seeding the next hop's PPR
+    hop_retries: int = 1  # an unsupported hop re-run with the next bridge entity
 
 
 Events = AsyncIterator[dict[str, Any]]
@@ -108,6 +121,10 @@ class AgentDeps:
     ingest: Callable[[list[Any]], Awaitable[Any]] | None = None  # [LiteratureRecord] -> IngestReport
     sessions: Any = None  # medgraph.memory.sessions.SessionStore
     memory: Any = None  # medgraph.memory.longterm.LongTermMemory
+    planner: Any = None  # .plan(question, language) -> medgraph.agent.plan.Plan; None: never multi-hop
+    bridges: Callable[[list[str], set[str]], Awaitable[list[tuple[str, float]]]] | None = None
+    entity_name: Callable[[str, str], Awaitable[str | None]] | None = None  # (MeSH ID, language)
+    mentions: Callable[[list[str]], Awaitable[dict[str, set[str]]]] | None = None  # chunk ID -> MeSH IDs
     settings: AgentSettings = field(default_factory=AgentSettings)
     clock: Callable[[], float] = time.time
 
@@ -136,6 +153,10 @@ class AgentState(TypedDict, total=False):
     relational: list[Candidate]
     evidence: list[Candidate]
     memories: list[Any]  # [Memory]
+    plan: Any  # medgraph.agent.plan.Plan
+    hops: list[Any]  # [medgraph.agent.hops.Hop], empty for a single-hop question
+    channels: list[Candidate]  # the channels' fused evidence before the hops are merged in
+    rehops: int
     paths_used: list[str]
     gaps: list[Any]  # [Gap]
     tool_calls: int
@@ -190,7 +211,14 @@ async def analyse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
         interests = await asyncio.to_thread(deps.memory.top_interests, user, deps.settings.top_interests)
         analysis = with_interests(analysis, interests, deps.settings.interest_seed_weight)
     route = await deps.route(analysis, state["request"].tier)
-    return {"analysis": analysis, "route": route}
+    plan = None
+    if _may_plan(deps):  # a model-tier planner blocks on its engine: in a thread
+        plan = await asyncio.to_thread(deps.planner.plan, state["question"], state["language"])
+    return {"analysis": analysis, "route": route, "plan": plan, "rehops": 0}
+
+
+def _may_plan(deps: AgentDeps) -> bool:
+    return deps.settings.decompose and None not in (deps.planner, deps.bridges, deps.entity_name, deps.mentions)
 
 
 def with_interests(analysis: QueryAnalysis, interests: Sequence[tuple[str, float]], top_weight: float) -> QueryAnalysis:
@@ -216,6 +244,49 @@ async def relational(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     return {"relational": await deps.relational(state["analysis"])}
 
 
+def _hop_tools(state: AgentState, deps: AgentDeps) -> Any:
+    from medgraph.agent.hops import HopTools
+
+    async def analyze(text: str, language: str) -> QueryAnalysis:
+        return await deps.analyze(text, language)
+
+    async def retrieve(analysis: QueryAnalysis) -> list[Candidate]:  # each hop reranked against its own text
+        return await deps.rerank(analysis.text, (await deps.retrieve(analysis)).candidates)
+
+    # _may_plan: no plan without them
+    assert deps.bridges is not None and deps.entity_name is not None and deps.mentions is not None
+    return HopTools(analyze, retrieve, deps.bridges, deps.entity_name, deps.mentions)
+
+
+def _hop_settings(deps: AgentDeps) -> Any:
+    from medgraph.agent.hops import HopSettings
+
+    s = deps.settings
+    return HopSettings(passages=s.hop_passages, bridge_seeds=s.bridge_seeds, top_k=s.top_k)
+
+
+async def hops(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    """A multi-hop question's hops, in order (``medgraph.agent.hops.run_hops``), each streamed."""
+    from medgraph.agent.hops import run_hops
+
+    plan = state.get("plan")
+    if plan is None or not plan.multi_hop:
+        return {"hops": []}
+    write = _writer()
+    done = await run_hops(plan, state["language"], state["analysis"].entity_ids, _hop_tools(state, deps),
+                          _hop_settings(deps), on_hop=lambda hop: write({"hop": hop.to_dict()}))
+    return {"hops": done}
+
+
+def _writer() -> Callable[[Any], None]:
+    from langgraph.config import get_stream_writer
+
+    try:
+        return get_stream_writer()
+    except RuntimeError:  # not streaming (a direct call in a test)
+        return lambda _: None
+
+
 async def fuse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     """Semantic and relational evidence fused by RRF; relational-only chunks are reranked first so
     that every candidate carries a calibrated relevance. Recalled memories are appended."""
@@ -237,19 +308,84 @@ async def fuse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     paths = list(state.get("paths_used", []))
     if rel and "relational" not in paths:
         paths.append("relational")
+    channels, hopped = evidence, state.get("hops") or []
+    if hopped:
+        from medgraph.agent.hops import merge
+
+        evidence = merge(channels, hopped, deps.settings.rrf_k, deps.settings.hop_weight)
+        paths.extend(p for p in ("hops",) if p not in paths)
     memories = []
     user = state["request"].user_id
     if user and deps.memory is not None and deps.settings.memories:
         memories = await asyncio.to_thread(deps.memory.recall, user, state["analysis"].entity_ids, deps.settings.memories,
                                            state["language"])
-    return {"evidence": evidence, "memories": memories, "paths_used": paths}
+    return {"evidence": evidence, "channels": channels, "memories": memories, "paths_used": paths}
+
+
+async def verify(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    """Which hops have a usable passage among the numbered evidence (``Hop.supported``)."""
+    from medgraph.agent.hops import verify as check
+
+    hopped = state.get("hops") or []
+    if hopped:
+        check(hopped, state["evidence"], deps.settings.top_k, deps.settings.min_relevance)
+    return {"hops": hopped}
+
+
+def _retry_from(state: AgentState, deps: AgentDeps) -> int | None:
+    """The hop whose sub-answer to replace (the earliest one an unsupported hop rests on, with a
+    next-best bridge entity left), or None: no retry left."""
+    if state.get("rehops", 0) >= deps.settings.hop_retries:
+        return None
+    plan, hopped = state.get("plan"), state.get("hops") or []
+    for hop, sub in zip(hopped, plan.hops if plan else (), strict=False):
+        if hop.supported is False:
+            for n in sub.refs:
+                if hopped[n - 1].alternatives:
+                    return int(n)
+    return None
+
+
+async def rehop(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
+    """Run again from a sub-answer that led to no usable passage: its hop takes the next bridge
+    entity, and every later hop is retrieved anew; the evidence is merged again."""
+    from medgraph.agent.hops import answer_hop, merge, retrieve_hop
+
+    n, hopped, plan = _retry_from(state, deps), state["hops"], state["plan"]
+    assert n is not None
+    tools, settings, retries = _hop_tools(state, deps), _hop_settings(deps), state.get("rehops", 0) + 1
+    exclude = set(state["analysis"].entity_ids)
+    await answer_hop(hopped[n - 1], exclude, state["language"], tools, settings, skip=retries)
+    write = _writer()
+    referred = {r for sub in plan.hops for r in sub.refs}
+    for hop, sub in list(zip(hopped, plan.hops, strict=True))[n:]:
+        await retrieve_hop(hop, sub.refs, hopped, state["language"], tools, settings)
+        if hop.number in referred:
+            await answer_hop(hop, exclude, state["language"], tools, settings)
+        write({"hop": hop.to_dict()})
+    evidence = merge(state["channels"], hopped, deps.settings.rrf_k, deps.settings.hop_weight)
+    return {"hops": hopped, "evidence": evidence, "rehops": retries}
 
 
 async def assess(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     if not _may_complete(state, deps):
         return {"gaps": []}
     gaps = await deps.find_gaps(state["analysis"], state["evidence"][: deps.settings.top_k])  # type: ignore[misc]
-    return {"gaps": gaps}
+    return {"gaps": [*gaps, *hop_gaps(state)]}
+
+
+def hop_gaps(state: AgentState) -> list[Any]:
+    """A weak-evidence gap for each bridge entity whose dependent hop is still unsupported."""
+    from medgraph.literature.gaps import Gap
+
+    plan, hopped, out = state.get("plan"), state.get("hops") or [], []
+    for hop, sub in zip(hopped, plan.hops if plan else (), strict=False):
+        for n in sub.refs:
+            bridge = hopped[n - 1]
+            if hop.supported is False and bridge.answer_id:
+                out.append(Gap("weak", (bridge.answer_id,), (bridge.answer or bridge.answer_id,),
+                               f"hop {hop.number} ({hop.text}) has no supporting passage"))
+    return out
 
 
 def _may_complete(state: AgentState, deps: AgentDeps) -> bool:
@@ -284,13 +420,7 @@ def _gap_dict(gap: Any) -> dict[str, Any]:
 
 
 async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
-    from langgraph.config import get_stream_writer
-
-    try:
-        write = get_stream_writer()
-    except RuntimeError:  # not streaming (a direct call in a test)
-        def write(_: Any) -> None:
-            return None
+    write = _writer()
     s = deps.settings
     memories = [memory_candidate(m, s.min_relevance) for m in state.get("memories", [])][: s.top_k // 2]
     # recalled memories take the last places of the numbered context, at the usable floor: they
@@ -298,9 +428,9 @@ async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     evidence = state["evidence"][: s.top_k - len(memories)] + memories
     gap = aspect_gap(state["analysis"], state["evidence"], s.min_relevance, s.top_k)
     if gap is not None:  # no usable evidence states the aspect asked about: say so, every tier alike
-        answer = gap_answer(gap, state["analysis"])
-        write({"delta": answer.content})
-        return {"answer": answer}
+        said = gap_answer(gap, state["analysis"])
+        write({"delta": said.content})
+        return {"answer": said}
     answer: Answer | None = None
     async for event in deps.generate(state["route"].tier, state["question"], state["analysis"], evidence):
         if "delta" in event:
@@ -376,7 +506,8 @@ def _after_assess(state: AgentState) -> str:
 
 NODES: dict[str, Callable[[AgentState, AgentDeps], Awaitable[dict[str, Any]]]] = {
     "guard_input": guard_input, "refuse": refuse, "rewrite": rewrite, "analyse": analyse, "semantic": semantic,
-    "relational": relational, "fuse": fuse, "assess": assess, "complete_gaps": complete_gaps,
+    "relational": relational, "hops": hops, "fuse": fuse, "verify": verify, "rehop": rehop, "assess": assess,
+    "complete_gaps": complete_gaps,
     "generate": generate, "guard_output": guard_output, "persist": persist,
 }
 
@@ -403,11 +534,17 @@ def build_graph(deps: AgentDeps) -> Any:
     g.add_conditional_edges("guard_input", _after_guard, ["refuse", "rewrite"])
     g.add_edge("refuse", "persist")
     g.add_edge("rewrite", "analyse")
-    for channel in ("semantic", "relational"):
+    for channel in ("semantic", "relational", "hops"):
         g.add_edge("analyse", channel)
         g.add_edge("complete_gaps", channel)
         g.add_edge(channel, "fuse")
-    g.add_edge("fuse", "assess")
+    g.add_edge("fuse", "verify")
+
+    def after_verify(state: AgentState) -> str:
+        return "rehop" if _retry_from(state, deps) is not None else "assess"
+
+    g.add_conditional_edges("verify", after_verify, ["rehop", "assess"])
+    g.add_edge("rehop", "verify")
     g.add_conditional_edges("assess", _after_assess, ["complete_gaps", "generate"])
     g.add_edge("generate", "guard_output")
     g.add_edge("guard_output", "persist")
@@ -460,6 +597,8 @@ def summary(state: AgentState) -> dict[str, Any]:
         "output_guard": _verdict(state.get("output_verdict")),
         "gap_completion": {"tool_calls": state.get("tool_calls", 0), "rounds": gaps},
         "memories_used": [m.memory_id for m in state.get("memories", [])],
+        "plan": state["plan"].to_dict() if state.get("plan") else None,
+        "hops": [h.to_dict() for h in state.get("hops") or []],
         "timings_ms": state.get("timings", {}),
     }
 

@@ -214,6 +214,14 @@ class AgentConfig(_Model):
     relational_limit: int = Field(default=10, ge=1)  # evidence chunks of the relational channel
     memories: int = Field(default=2, ge=0)  # the user's conversation memories recalled into the context
     interest_seed_weight: float = Field(default=0.3, ge=0.0, le=1.0)  # PPR seed weight of the top interest
+    # multi-hop questions (medgraph/agent/plan.py, hops.py): rules: the offline planner; dspy: a DSPy
+    # program on planner_engine (one of tiers.engines), the rules as its fallback; off: one hop
+    decompose: Literal["rules", "dspy", "off"] = "rules"
+    planner_engine: str | None = None
+    hop_weight: float = Field(default=1.0, ge=0.0)  # RRF weight of each hop's list (the whole question's: 1)
+    hop_passages: int = Field(default=3, ge=1)  # a hop's best passages that name its sub-answer
+    bridge_seeds: int = Field(default=3, ge=1)  # bridge candidates seeding the next hop's PPR
+    hop_retries: int = Field(default=1, ge=0)  # an unsupported hop re-run with the next bridge entity
 
 
 # --- Gap completion: literature for missing evidence (medgraph/literature) ---------------------
@@ -418,6 +426,10 @@ class MedGraphConfig(_Model):
             if kind != "rules" and (engine is None or engine not in self.tiers.engines):
                 raise ValueError(f"{key}.kind {kind} needs {key}.engine in tiers.engines "
                                  f"{sorted(self.tiers.engines)}, got {engine!r}")
+        engine = self.agent.planner_engine
+        if self.agent.decompose == "dspy" and (engine is None or engine not in self.tiers.engines):
+            raise ValueError(f"agent.decompose dspy needs agent.planner_engine in tiers.engines "
+                             f"{sorted(self.tiers.engines)}, got {engine!r}")
         return self
 
     @model_validator(mode="after")

@@ -67,7 +67,7 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 2  # 2: chunks embedded with their title, Snowball-stemmed lexical terms
 PATHS = ("dense", "sparse", "feedback", "vector", "ppr", "translate", "translate_dense", "translate_feedback", "hop")
-METHODS = ("bm25", *PATHS, "fused", "reranked")
+METHODS = ("bm25", *PATHS, "fused", "decomposed", "reranked")
 BATCH_DOCS = 32
 
 # --- inputs -----------------------------------------------------------------------------------
@@ -323,9 +323,30 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
             t = result.timings_ms.get(path, 0.0)
         out[path] = (doc_ranking(_ids(hits), index.chunk_doc), query_side[path] + t)
     out["fused"] = (doc_ranking(_ids(result.candidates), index.chunk_doc), t_an + t_fused)
+    hopped, t_hops = _timed(lambda: decomposed(parts, cfg, q, analysis, result.candidates))
+    out["decomposed"] = (doc_ranking(_ids(hopped), index.chunk_doc), t_an + t_fused + t_hops)
     reranked, t_rr = _timed(lambda: reranker.rerank(q.text, list(result.candidates)))
     out["reranked"] = (doc_ranking(_ids(reranked), index.chunk_doc), t_an + t_fused + t_rr)
     return out, {path: _ids(hits) for path, hits in result.per_path.items()}, len(analysis.seeds)
+
+
+def decomposed(parts: Any, cfg: MedGraphConfig, q: EvalQuery, analysis: Any, fused: list[Candidate]) -> list[Candidate]:
+    """The agent's ranking of a planned multi-hop question: the fused list merged with each hop's
+    (``medgraph.agent.hops``, the same functions the agent runs; no reranking); a single-hop
+    question's fused list as it is."""
+    import asyncio
+
+    from medgraph.agent.hops import HopSettings, HopTools, merge, run_hops
+    from medgraph.agent.plan import RulePlanner
+
+    a = cfg.agent
+    plan = RulePlanner().plan(q.text, q.language)
+    if a.decompose == "off" or not plan.multi_hop:
+        return fused
+    analyzer, retriever, _ = parts
+    settings = HopSettings(passages=a.hop_passages, bridge_seeds=a.bridge_seeds)
+    hops = asyncio.run(run_hops(plan, q.language, analysis.entity_ids, HopTools.local(analyzer, retriever), settings))
+    return merge(fused, hops, cfg.retrieval.rrf_k, a.hop_weight)
 
 
 def query_parts(index: EvalIndex, cfg: MedGraphConfig) -> tuple[Any, Any, Any]:

@@ -201,19 +201,30 @@ class Retriever:
             return []
         weights = weights or language_weights(self.cfg.weights, self.cfg.language_weights, analysis.language)
         top = [c.chunk_id for c in rrf(first, self.cfg.rrf_k, weights)[: self.cfg.hop.passages]]
-        own = set(analysis.seeds)
-        votes: dict[str, float] = {}
-        mentions = self.graph.chunk_entities(top)
-        for rank, chunk_id in enumerate(top, 1):
-            for mesh_id in mentions.get(chunk_id, set()) - own:
-                votes[mesh_id] = votes.get(mesh_id, 0.0) + 1.0 / rank
-        counts = self.ppr_index.chunk_counts(list(votes))
-        seeds = {m: v / counts[m] for m, v in votes.items() if 0 < counts[m] <= self.cfg.hop.max_chunks}
+        seeds = dict(self.bridge_entities(top, set(analysis.seeds)))
         if not seeds:
             return []
         hits = self.ppr_index.query(seeds, damping=self.cfg.damping, top_k=limit + len(top))
         return [Candidate(h.chunk_id, h.score, {"hop": h.score}, entity_path=list(h.entity_path))
                 for h in hits if h.chunk_id not in top][:limit]
+
+    def bridge_entities(self, chunk_ids: list[str], exclude: set[str]) -> list[tuple[str, float]]:
+        """The entities that may join ranked passages ``chunk_ids`` to a second passage, best first:
+        those the passages mention, not in ``exclude`` (the question's own), each weighted by
+        its passage's rank over how many chunks mention it (a rare entity is a likelier bridge;
+        more than ``hop.max_chunks`` is too common to be one). Without the in-process index the
+        chunk counts are unknown and the rank alone weighs."""
+        votes: dict[str, float] = {}
+        mentions = self.graph.chunk_entities(chunk_ids)
+        for rank, chunk_id in enumerate(chunk_ids, 1):
+            for mesh_id in mentions.get(chunk_id, set()) - exclude:
+                votes[mesh_id] = votes.get(mesh_id, 0.0) + 1.0 / rank
+        if self.ppr_index is None:
+            weights = votes
+        else:
+            counts = self.ppr_index.chunk_counts(list(votes))
+            weights = {m: v / counts[m] for m, v in votes.items() if 0 < counts[m] <= self.cfg.hop.max_chunks}
+        return sorted(weights.items(), key=lambda mw: (-mw[1], mw[0]))
 
     def _community_path(self, analysis: QueryAnalysis, limit: int, qv: QueryVectors | None) -> list[Candidate]:
         """The chunks cited by the summaries of the question's communities (overview questions)."""

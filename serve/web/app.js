@@ -152,6 +152,24 @@ function answerNodes(text, citations) {
   return out;
 }
 
+// The hops of a multi-hop question: each sub-query as retrieved, its sub-answer, and the answer's
+// citations that come from its passages (or that none supports it).
+function hopItems(hops, citations) {
+  const number = new Map((citations || []).map((c) => [c.chunk_id, c.number]));
+  return hops.map((h) => {
+    const cites = (h.passages || []).filter((id) => number.has(id)).map((id) => number.get(id));
+    return el("li", { class: h.supported === false ? "hop unsupported" : "hop", value: h.hop },
+      h.resolved || h.query,
+      h.answer ? el("span", { class: "muted" }, ` — ${t("chat.hopAnswer", { x: h.answer })}`) : null,
+      cites.length ? el("span", {}, " ", ...cites.map((n) => el("a", { class: "cite", href: `#cite-${n}` }, `[${n}]`))) : null,
+      h.supported === false ? el("span", { class: "badge refused" }, t("chat.hopUnsupported")) : null);
+  });
+}
+
+function showHops(turn, hops, citations) {
+  fill(turn.el.hops, ...hops.length ? [el("h3", {}, t("chat.hops")), el("ol", {}, ...hopItems(hops, citations))] : []);
+}
+
 function renderDone(turn) {
   const d = turn.done;
   const route = d.route || {};
@@ -173,6 +191,7 @@ function renderDone(turn) {
       ` (${c.source_id || c.doc_id})`, where(c) ? ` — ${where(c)}` : ""))),
   ] : []);
   turn.el.disclaimer.textContent = d.disclaimer || "";
+  showHops(turn, (d.agent && d.agent.hops) || [], d.citations);
 }
 
 function turnView(turn) {
@@ -180,9 +199,10 @@ function turnView(turn) {
     status: el("p", { class: "status", role: "status", "aria-live": "polite" }),
     answer: el("div", { class: "answer", "aria-busy": "true" }),
     meta: el("p", {}), sources: el("div", {}), disclaimer: el("p", { class: "disclaimer" }),
+    hops: el("div", { class: "hops" }),
   };
   return el("section", { class: "card turn", "aria-label": turn.question },
-    el("p", { class: "turn-question" }, turn.question), turn.el.status, turn.el.answer, turn.el.meta,
+    el("p", { class: "turn-question" }, turn.question), turn.el.hops, turn.el.status, turn.el.answer, turn.el.meta,
     turn.el.sources, turn.el.disclaimer);
 }
 
@@ -195,6 +215,9 @@ function handleEvent(turn, event, marks) {
     turn.el.status.textContent = t("chat.queued", { n: event.position });
   } else if (event.status) {
     turn.el.status.textContent = t(`status.${event.status}`);
+  } else if (event.hop) {  // a hop as it is retrieved (a hop run again replaces its line)
+    turn.hops = [...(turn.hops || []).filter((h) => h.hop !== event.hop.hop), event.hop].sort((a, b) => a.hop - b.hop);
+    showHops(turn, turn.hops, []);
   } else if (event.delta !== undefined) {
     turn.text += event.delta;
     turn.el.answer.append(event.delta);
