@@ -3,7 +3,7 @@
 ``shared_data``: the real data sets in ``../shared/data`` (or ``$MEDGRAPH_SHARED_DATA``). Tests that
 need them skip with the reason when the folder is missing, unless ``MEDGRAPH_REQUIRE_SHARED=1``
 (set by ``.ci/run``), in which case they fail. ``full_vocab``: the vocabulary built from them and
-every other default source, once per session.
+every other default source, once per session (``configs/local.yaml``'s, which the corpus builds use too).
 
 ``tiny_index`` (one per module) and ``fresh_tiny_index`` (one per test, for tests that write to it):
 the module's ``CORPUS`` records indexed with the hashing embedder and a vocabulary built from its
@@ -56,11 +56,19 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def full_vocab(shared_data: Path) -> Any:
-    """The vocabulary of every default source (shipped files, the shared data sets, the dictionaries),
-    built once and cached in ``.medgraph/test-vocab``."""
+    """The vocabulary of every default source (shipped files, the shared data sets, the dictionaries).
+
+    Shared with the rest of the suite: it is ``configs/local.yaml``'s own vocabulary (same sources,
+    same cache at ``$MEDGRAPH_HOME/vocab``), which every corpus build and Serve app of the tests
+    loads, so a clean checkout builds it once (~35 s), not twice. That config's paths are relative
+    to the repository root: run from anywhere else, it is built from ``default_sources`` into
+    ``.medgraph/test-vocab`` instead."""
+    from medgraph.config import load_config
     from medgraph.config.models import VocabularyConfig
     from medgraph.ontology.build import default_sources, load_or_build
 
+    if Path.cwd().resolve() == REPO:
+        return load_or_build(load_config(REPO / "configs" / "local.yaml").vocabulary)
     cfg = VocabularyConfig(path=str(REPO / ".medgraph" / "test-vocab"), sources=default_sources(str(shared_data)))
     return load_or_build(cfg)
 
