@@ -51,9 +51,9 @@ class AnalyzerService:
             self.extractor.linker.composer  # noqa: B018
         if cfg.linking.tfidf:  # the fuzzy name index (explorer lookups), built beside the first requests
             threading.Thread(target=lambda: self.extractor.linker.tfidf, name="tfidf-warm-up", daemon=True).start()
-        # the glossary and its tables for translating into German and Chinese (~5 s), read before the
-        # replica takes requests: built beside them, they would hold the interpreter while the first
-        # questions wait for their analysis
+        # the glossary and its tables for translating into German and Chinese, read before the
+        # replica takes requests (saved with the vocabulary; a vocabulary saved before they were
+        # builds them here, ~5-9 s, rather than while the first questions wait for their analysis)
         glossary = vocab.glossary
         for language in glossary.languages():
             glossary.from_english("warm-up", language)

@@ -67,6 +67,11 @@ def test_glossary_ranks_vocabulary_names_first_and_survives_a_round_trip(glossar
     glossary.save(tmp_path)
     again = Glossary.load(tmp_path)
     assert again.words == glossary.words
+    # the tables read backwards come with the file (not rebuilt in every analyzer replica) and
+    # are the ones the words give
+    saved = again.__dict__["_reverse_tables"]
+    assert set(saved) == set(glossary.languages()) and saved["zh"]
+    assert saved == {lang: Glossary(glossary.words)._reverse(lang) for lang in glossary.languages()}
     assert len(Glossary.load(tmp_path / "missing")) == 0  # no file: an empty glossary, no error
 
 
