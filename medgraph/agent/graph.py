@@ -34,7 +34,8 @@ and every finished node is a ``{"node": name}`` progress event (``run_events``).
 - assess: asks for gaps (two question entities with no connecting evidence, or weak evidence for
   one); complete_gaps fetches literature for them from the configured sources and ingests it into
   the live stores, then both channels run again. Bounded by ``max_tool_calls`` and a time budget.
-- generate: the routed tier's engine answers from the numbered evidence, streaming deltas.
+- generate: the routed tier's engine answers from the numbered evidence, streaming deltas; a
+  multi-hop question is answered hop by hop, each from its own passages, and the answers joined.
 - guard_output: hazard check of the answer; a blocked answer is replaced by a refusal.
 - persist: the session's messages, and for signed-in users interests and conversation memories.
 
@@ -94,9 +95,9 @@ class AgentSettings:
     time_budget_s: float = 20.0  # gap completion may start only this long after the question arrived
     min_relevance: float = 0.3  # the answer's usable-evidence floor: recalled memories get it
     decompose: bool = True  # plan multi-hop questions as hops (a single-hop question keeps one pass)
-    hop_weight: float = 1.0  # RRF weight of each hop's list (the channels' fused list: 1)
+    hop_weight: float = 2.0  # RRF weight of each hop's list (the channels' fused list: 1)
     hop_passages: int = 3  # a hop's best passages that name its sub-answer
-    bridge_seeds: int = 3  # bridge candidates seeding the next hop's PPR
+    bridge_seeds: int = 1  # bridge candidates seeding the next hop's PPR
     hop_retries: int = 1  # an unsupported hop re-run with the next bridge entity
 
 
@@ -431,6 +432,12 @@ async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
         said = gap_answer(gap, state["analysis"])
         write({"delta": said.content})
         return {"answer": said}
+    hopped = state.get("hops") or []
+    if hopped and all(h.candidates and h.analysis is not None for h in hopped):
+        combined = await _answer_hops(state, deps, hopped)
+        if combined is not None:
+            write({"delta": combined.content})
+            return {"answer": combined}
     answer: Answer | None = None
     async for event in deps.generate(state["route"].tier, state["question"], state["analysis"], evidence):
         if "delta" in event:
@@ -440,6 +447,30 @@ async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     if answer is None:
         raise RuntimeError("the tier engine ended its stream without an answer")
     return {"answer": answer}
+
+
+async def _answer_hops(state: AgentState, deps: AgentDeps, hopped: list[Any]) -> Answer | None:
+    """A multi-hop question answered hop by hop — each hop's sub-query from its own passages
+    (about #N: those that name its sub-answer) — and the answers joined, so that the answer cites
+    every hop (``hops.combine_answers``); None when the last hop (the question asked) has no
+    answer: then the whole evidence is tried at once."""
+    from medgraph.agent.hops import combine_answers
+
+    parts = []
+    for hop in hopped:
+        # a hop about #N is answered from its passages that name #N's sub-answer, where it has some
+        top = hop.candidates[: deps.settings.top_k]
+        evidence = [c for c in top if c.chunk_id in set(hop.grounded)] or top
+        answer: Answer | None = None
+        async for event in deps.generate(state["route"].tier, hop.text, hop.analysis, evidence):
+            answer = event.get("answer", answer)
+        if answer is None:
+            raise RuntimeError("the tier engine ended its stream without an answer")
+        if not answer.refused:
+            parts.append(answer)
+        elif hop is hopped[-1]:
+            return None
+    return combine_answers(parts) if parts else None
 
 
 _MARKER = re.compile(r"\s*\[\d+\]")

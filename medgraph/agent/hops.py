@@ -14,11 +14,13 @@ these functions: what is measured is what is served.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from medgraph.agent.plan import Plan
+from medgraph.generate.base import Answer, Citation
 from medgraph.retrieve.fusion import rrf
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
@@ -35,6 +37,7 @@ class Hop:
     # its passages that can support it: those naming the sub-answers it rests on (all, without #N)
     grounded: list[str] = field(default_factory=list)
     supported: bool | None = None  # verify(): a grounded passage among the usable evidence
+    analysis: QueryAnalysis | None = None  # of ``text``, as retrieved (the hop's own answer is composed with it)
 
     def to_dict(self) -> dict[str, Any]:
         return {"hop": self.number, "query": self.planned, "resolved": self.text, "answer": self.answer,
@@ -77,7 +80,7 @@ class HopTools:
 @dataclass(frozen=True)
 class HopSettings:
     passages: int = 3  # a hop's best passages that name its sub-answer
-    bridge_seeds: int = 3  # bridge candidates that seed the next hop's PPR (the best weighs 1)
+    bridge_seeds: int = 1  # bridge candidates that seed the next hop's PPR (the best weighs 1)
     top_k: int = 8  # a hop's passages that may ground it (the numbered evidence's size)
 
 
@@ -112,6 +115,7 @@ async def retrieve_hop(hop: Hop, refs: Sequence[int], hops: list[Hop], language:
                 seeds[mesh_id] = 1.0 / (rank + 1)
     if seeds:  # the bridge entities seed PPR beside the sub-query's own entities
         analysis = replace(analysis, seed_bias=(*analysis.seed_bias, *seeds.items()))
+    hop.analysis = analysis
     hop.candidates = await tools.retrieve(analysis)
     top = [c.chunk_id for c in hop.candidates[: settings.top_k]]
     bridges = {hops[n - 1].answer_id for n in refs} - {None}
@@ -166,3 +170,33 @@ def verify(hops: Sequence[Hop], evidence: Sequence[Candidate], top_k: int, min_r
     for hop in hops:
         hop.supported = any(c in usable for c in hop.grounded)
     return [h for h in hops if not h.supported]
+
+
+_MARKER = re.compile(r"\[(\d+)\]")
+
+
+def combine_answers(parts: Sequence[Answer]) -> Answer:
+    """The answers of a question's hops as one: each hop's quotes in hop order, citations numbered
+    anew across them (a passage cited by two hops keeps one number), the first lead line only."""
+    numbers: dict[str, int] = {}
+    citations: list[Citation] = []
+    texts: list[str] = []
+    sentences: list[tuple[str, int]] = []
+    grounding: dict[str, int] = {}
+    for part in parts:
+        renumber: dict[int, int] = {}
+        for c in part.citations:
+            if c.chunk_id not in numbers:
+                numbers[c.chunk_id] = len(numbers) + 1
+                citations.append(replace(c, number=numbers[c.chunk_id]))
+            renumber[c.number] = numbers[c.chunk_id]
+        body = part.content[len(part.lead):].strip() if part.lead and part.content.startswith(part.lead) else part.content
+        texts.append(_MARKER.sub(lambda m, table=renumber: f"[{table.get(int(m.group(1)), int(m.group(1)))}]", body))
+        sentences.extend((text, renumber.get(n, n)) for text, n in part.sentences)
+        for key, value in part.grounding.items():
+            grounding[key] = grounding.get(key, 0) + value
+    first = parts[0]
+    lead = next((p.lead for p in parts if p.lead), "")
+    content = " ".join([lead, *texts] if lead else texts)
+    return Answer(content, citations, False, first.language, first.model_used, first.disclaimer, sentences,
+                  grounding, lead)

@@ -42,6 +42,11 @@ from medgraph.config.stores import (  # the stores' sections
 )
 
 
+def yaml_off(value: object) -> object:
+    """YAML reads an unquoted ``off`` (``decompose: off``, ``--set a.b=off``) as false: the option ``"off"``."""
+    return "off" if value is False else value
+
+
 class FeedbackConfig(_Model):
     """Pseudo-relevance feedback of the ``feedback`` path (RM3-style expansion of the sparse query)."""
 
@@ -159,6 +164,11 @@ class AnswerConfig(_Model):
     dense_passages: int = Field(default=5, ge=1)  # ... for the sentences of the top passages only
     dense_max_sentences: int = Field(default=8, ge=1)  # ... and at most this many (~30 ms each with e5)
 
+    @field_validator("sentence_dense", mode="before")
+    @classmethod
+    def _sentence_dense_off(cls, value: object) -> object:
+        return yaml_off(value)
+
     @field_validator("sentence_weights")
     @classmethod
     def _known_sentence_features(cls, value: dict[str, float]) -> dict[str, float]:
@@ -218,10 +228,15 @@ class AgentConfig(_Model):
     # program on planner_engine (one of tiers.engines), the rules as its fallback; off: one hop
     decompose: Literal["rules", "dspy", "off"] = "rules"
     planner_engine: str | None = None
-    hop_weight: float = Field(default=1.0, ge=0.0)  # RRF weight of each hop's list (the whole question's: 1)
+    hop_weight: float = Field(default=2.0, ge=0.0)  # RRF weight of each hop's list (the whole question's: 1)
     hop_passages: int = Field(default=3, ge=1)  # a hop's best passages that name its sub-answer
-    bridge_seeds: int = Field(default=3, ge=1)  # bridge candidates seeding the next hop's PPR
+    bridge_seeds: int = Field(default=1, ge=1)  # bridge candidates seeding the next hop's PPR
     hop_retries: int = Field(default=1, ge=0)  # an unsupported hop re-run with the next bridge entity
+
+    @field_validator("decompose", mode="before")
+    @classmethod
+    def _decompose_off(cls, value: object) -> object:
+        return yaml_off(value)
 
 
 # --- Gap completion: literature for missing evidence (medgraph/literature) ---------------------

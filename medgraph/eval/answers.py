@@ -25,7 +25,8 @@ Output (``--json``): per split (``dev``, ``test``): ``overall`` and ``by_languag
 - ``answered``: share of answerable questions answered (not refused);
 - ``cited_gold``: share of answerable questions whose answer cites a gold passage (gold document,
   and one of ``pages`` when given); ``cited_gold_doc`` (document only), ``cited_gold_section``
-  (gold passage whose section path names ``section``);
+  (gold passage whose section path names ``section``); ``cited_every_gold``: every gold document
+  cited (a multi-hop question: a passage of every hop);
 - ``refused_unanswerable``: share of unanswerable questions refused;
 - ``supported_sentences``: mean share of an answer's sentences quoted from a gold passage
   (answered answerable questions: the answer's sentence-level relevance);
@@ -169,6 +170,8 @@ def score_answer(query: AnswerQuery, answer: Any, evidence: Sequence[Any], laten
     record.update({
         "cited_gold_doc": answered and any(gold_key(c.doc_id) in query.gold_docs for c in answer.citations),
         "cited_gold": answered and bool(gold_numbers),
+        # every gold document cited: for a multi-hop question, a passage of every hop
+        "cited_every_gold": answered and query.gold_docs <= {gold_key(c.doc_id) for c in answer.citations},
         "cited_gold_section": answered and any(_section_hit(query.section, cites[n].section_path) for n in gold_numbers),
         "supported_sentences": (sum(n in gold_numbers for _, n in answer.sentences) / len(answer.sentences)
                                 if answered and answer.sentences else 0.0),
@@ -202,6 +205,7 @@ def summarise_answers(records: list[dict[str, Any]]) -> dict[str, Any]:
         "answered": _mean([float(not r["refused"]) for r in answerable]),
         "cited_gold": _mean([float(r["cited_gold"]) for r in answerable]),
         "cited_gold_doc": _mean([float(r["cited_gold_doc"]) for r in answerable]),
+        "cited_every_gold": _mean([float(r["cited_every_gold"]) for r in answerable]),
         "cited_gold_section": _mean([float(r["cited_gold_section"]) for r in answerable]),
         "refused_unanswerable": _mean([float(r["refused"]) for r in unanswerable]),
         "supported_sentences": _mean([r["supported_sentences"] for r in answered]),

@@ -83,6 +83,19 @@ def test_score_answer_checks_document_page_section_and_reference(tmp_path: Path)
     assert gold_key("pmid-11") == "pmid-11"
 
 
+def test_a_multi_hop_answer_counts_when_it_cites_every_hops_document(tmp_path: Path) -> None:
+    query = read_answer_queries(_write(tmp_path / "q.jsonl", [
+        {"query_id": "mh", "text": "Which drug ..., and what ... with it?", "language": "en",
+         "relevant_doc_ids": ["pmid-1", "pmid-2"]}]))[0]
+    both = Answer("a [1] b [2]", [_citation(1, "pmid-1", None, []), _citation(2, "pmid-2", None, [])],
+                  sentences=[("a", 1), ("b", 2)])
+    one = Answer("a [1]", [_citation(1, "pmid-1", None, [])], sentences=[("a", 1)])
+    assert score_answer(query, both, [], 1.0)["cited_every_gold"]
+    rec = score_answer(query, one, [], 1.0)
+    assert rec["cited_gold"] and not rec["cited_every_gold"]
+    assert summarise_split([score_answer(query, both, [], 1.0), rec])["overall"]["cited_every_gold"] == 0.5
+
+
 def test_summary_is_per_language_and_counts_refusals(tmp_path: Path) -> None:
     qs = read_answer_queries(_write(tmp_path / "q.jsonl", [GUIDE, UNANSWERABLE, {**UNANSWERABLE, "query_id": "u2"}]))
     gold = Answer("a [1]", [_citation(1, "file:cdc.pdf", 9, ["Hand Hygiene"])], sentences=[("a", 1)])

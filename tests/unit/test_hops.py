@@ -251,3 +251,29 @@ def test_the_config_refuses_a_dspy_planner_without_its_engine() -> None:
 
 def test_an_abbreviation_does_not_end_the_first_hop() -> None:
     assert PLANNER.plan("Cold knife conization vs. LEEP. Are they the same procedure?", "en").kind == "single"
+
+
+def test_off_written_unquoted_in_yaml_turns_decomposition_off() -> None:
+    from medgraph.config import load_config
+    from tests.helpers import REPO
+
+    cfg = load_config(REPO / "configs" / "local.yaml", ["agent.decompose=off", "answer.sentence_dense=off"])
+    assert cfg.agent.decompose == "off" and cfg.answer.sentence_dense == "off"
+
+
+def test_hop_answers_are_joined_with_citations_numbered_anew() -> None:
+    from medgraph.agent.hops import combine_answers
+    from medgraph.generate.base import Answer, Citation
+
+    def cite(n: int, chunk: str) -> Citation:
+        return Citation(n, chunk, chunk.split("#")[0], "T", "S", [], None, "s")
+
+    first = Answer("Belege aus englischsprachigen Quellen: A. [1]", [cite(1, "trial#0")], language="de",
+                   model_used="extractive", disclaimer="d", sentences=[("A.", 1)],
+                   lead="Belege aus englischsprachigen Quellen:")
+    second = Answer("Belege aus englischsprachigen Quellen: B. [1] A. [2]", [cite(1, "registry#0"), cite(2, "trial#0")],
+                    language="de", sentences=[("B.", 1), ("A.", 2)], lead="Belege aus englischsprachigen Quellen:")
+    both = combine_answers([first, second])
+    assert both.content == "Belege aus englischsprachigen Quellen: A. [1] B. [2] A. [1]"
+    assert [(c.number, c.chunk_id) for c in both.citations] == [(1, "trial#0"), (2, "registry#0")]
+    assert both.sentences == [("A.", 1), ("B.", 2), ("A.", 1)] and not both.refused and both.disclaimer == "d"
