@@ -158,11 +158,11 @@ function hopItems(hops, citations) {
   const number = new Map((citations || []).map((c) => [c.chunk_id, c.number]));
   return hops.map((h) => {
     const cites = (h.passages || []).filter((id) => number.has(id)).map((id) => number.get(id));
-    return el("li", { class: h.supported === false ? "hop unsupported" : "hop", value: h.hop },
+    return el("li", { class: h.supported === false ? "hop unsupported" : "hop", value: h.hop, "data-answer": h.answer || "" },
       h.resolved || h.query,
       h.answer ? el("span", { class: "muted" }, ` — ${t("chat.hopAnswer", { x: h.answer })}`) : null,
       cites.length ? el("span", {}, " ", ...cites.map((n) => el("a", { class: "cite", href: `#cite-${n}` }, `[${n}]`))) : null,
-      h.supported === false ? el("span", { class: "badge refused" }, t("chat.hopUnsupported")) : null);
+      h.supported === false ? el("span", {}, " ", el("span", { class: "badge refused" }, t("chat.hopUnsupported"))) : null);
   });
 }
 

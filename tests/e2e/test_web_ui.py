@@ -193,6 +193,28 @@ def test_a_question_in_each_language_streams_a_cited_answer(ui: Page, app: dict[
     ui.shot(f"chat-{lang}")
 
 
+def test_a_multi_hop_question_shows_its_steps_as_they_are_retrieved(ui: Page, app: dict[str, Any]) -> None:
+    # when the first step line appears, and whether any answer text was there yet
+    ui.page.add_init_script("""window.stepsAt = null; new MutationObserver(() => {
+        const step = document.querySelector('.hops li');
+        if (step && window.stepsAt === null) window.stepsAt = {
+            answered: [...document.querySelectorAll('.answer')].some((a) => a.textContent.trim())};
+    }).observe(document, {subtree: true, childList: true});""")
+    page = ui.open("#/chat", app["user_key"])
+    turn = _ask(page, "A guideline sets minimum expectations for hand hygiene in outpatient settings. "
+                      "Which infections can this practice prevent?")
+    assert page.evaluate("window.stepsAt") == {"answered": False}  # the steps came before the answer
+    assert turn.locator(".hops h3").inner_text() == "Steps of the question"
+    steps = turn.locator(".hops li")
+    assert steps.count() == 2
+    first, second = steps.nth(0).inner_text(), steps.nth(1).inner_text()
+    assert first.startswith("A guideline sets minimum expectations for hand hygiene") and "found: " in first
+    found = steps.nth(0).get_attribute("data-answer")
+    assert found and f"found: {found}" in first
+    assert second.startswith(f"Which infections can {found} prevent?"), (first, second)
+    ui.shot("chat-hops")
+
+
 def test_a_follow_up_continues_the_conversation_and_progress_is_shown(ui: Page, app: dict[str, Any]) -> None:
     # every text the status line shows while the agent works, recorded as it changes
     # (from the mutation records: several statuses set within one task are each a record)

@@ -102,6 +102,37 @@ def test_sse_stream_matches_chat(app_url):
     assert done is not None and done["citations"] == full["citations"] and done["disclaimer"]
 
 
+BRIDGE = ("A guideline sets minimum expectations for hand hygiene in outpatient settings. "
+          "Which infections can this practice prevent?")
+
+
+def test_a_multi_hop_question_is_retrieved_hop_by_hop_and_streams_its_hops(app_url):
+    streamed, done = [], None
+    with httpx.stream("POST", f"{app_url}/chat/stream", json={"message": BRIDGE, "progress": True}, timeout=90) as r:
+        assert r.status_code == 200
+        for line in r.iter_lines():
+            if line.startswith("data: "):
+                event = json.loads(line[6:])
+                if "hop" in event:
+                    assert done is None  # each hop arrives as it is retrieved, before the answer ends
+                    streamed.append(event["hop"])
+                elif event.get("done"):
+                    done = event
+    assert done is not None
+    agent = done["agent"]
+    assert agent["plan"] == {"kind": "bridge", "hops": [
+        "A guideline sets minimum expectations for hand hygiene in outpatient settings.",
+        "Which infections can #1 prevent?"]}
+    first, second = agent["hops"]
+    assert [h["hop"] for h in streamed][:2] == [1, 2]
+    # streamed as retrieved (verified afterwards: "supported" is set in the answer only)
+    assert {**streamed[-1], "supported": None} == {**second, "supported": None} and streamed[0]["supported"] is None
+    # the sub-answer of hop 1, an entity its passages name, is what hop 2 searched for
+    assert first["answer"] and first["answer_id"] and second["resolved"] == f"Which infections can {first['answer']} prevent?"
+    assert first["passages"] and second["passages"] and isinstance(second["supported"], bool)
+    assert "hops" in done["retrieval_paths_used"]
+
+
 def test_openai_client_non_streaming_and_streaming(app_url):
     openai = require_module("openai")
     client = openai.OpenAI(base_url=f"{app_url}/v1", api_key="unused")
