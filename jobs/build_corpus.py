@@ -214,7 +214,20 @@ def build_corpus(cfg: MedGraphConfig, inputs: list[str], run_id: str | None = No
         writer.graph.finish_run(run_id, status, summary)
         writer.graph.close()
         writer.vectors.close()
+    if cfg.frontier.enabled and status == "succeeded":
+        summary["frontier"] = _frontier(cfg, run_id)
     return summary
+
+
+def _frontier(cfg: MedGraphConfig, run_id: str) -> dict[str, Any]:
+    """One round of frontier expansion (jobs/frontier.py); its failure is reported, the build stands."""
+    from jobs.frontier import expand
+
+    try:
+        return expand(cfg, run_id)
+    except Exception as exc:  # noqa: BLE001 - the build itself succeeded and is recorded
+        log.exception("frontier expansion after run %s failed", run_id)
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _summary(run_id: str, started: float, files: list[Path], progress: Progress,
@@ -246,6 +259,12 @@ def summary_text(summary: dict[str, Any]) -> str:
         f"  failures: {len(summary['failures'])}",
     ]
     lines += [f"    {f['source']} [{f['stage']}]: {f['reason']}" for f in summary["failures"]]
+    front = summary.get("frontier")
+    if front is not None:
+        lines.append(f"  frontier: {front['error']}" if "error" in front else
+                     f"  frontier: {len(front['entities'])} entities searched, {front['fetched']} new records, "
+                     f"{front.get('documents_written', 0)} documents written (run {front.get('run_id', '-')}), "
+                     f"{len(front['errors'])} search errors")
     return "\n".join(lines)
 
 

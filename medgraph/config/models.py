@@ -269,6 +269,18 @@ def _default_literature_sources() -> list[LiteratureSourceConfig]:
     return [LocalSourceConfig(kind="local", path="./.medgraph/literature")]
 
 
+class FrontierConfig(_Model):
+    """Frontier expansion after a corpus build (jobs/frontier.py): literature for the entities the
+    corpus barely covers, fetched from ``gaps.sources`` and built by the same job. Off by default."""
+
+    enabled: bool = False
+    min_chunks: int = Field(default=2, ge=1)  # an entity in fewer chunks is on the frontier
+    max_entities: int = Field(default=20, ge=1)  # the least covered searched per build
+    per_entity: int = Field(default=3, ge=1)  # records fetched per entity
+    timeout_s: float = Field(default=10.0, gt=0)  # per search
+    path: str = ".medgraph/frontier"  # where the fetched records are written (<run_id>.jsonl)
+
+
 class GapsConfig(_Model):
     """When retrieved evidence has gaps, fetch literature for the missing entities and ingest it live.
 
@@ -422,6 +434,7 @@ class MedGraphConfig(_Model):
     memory: MemoryConfig = MemoryConfig()
     auth: AuthConfig = AuthConfig()
     gaps: GapsConfig = GapsConfig()  # gap completion (medgraph/literature)
+    frontier: FrontierConfig = FrontierConfig()  # literature for under-covered entities after a build (jobs/frontier.py)
     communities: CommunitiesConfig = CommunitiesConfig()  # medgraph/community
     agent: AgentConfig = AgentConfig()  # the agent graph (medgraph/agent/graph.py)
     guard: GuardConfig = GuardConfig()  # medgraph/agent/guard.py
@@ -456,6 +469,7 @@ class MedGraphConfig(_Model):
 
 __all__ = [
     "AgentConfig",
+    "FrontierConfig",
     "AnswerConfig",
     "AppConfig",
     "AuthConfig",
