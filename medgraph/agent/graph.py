@@ -28,9 +28,10 @@ and every finished node is a ``{"node": name}`` progress event (``run_events``).
   entity its passages name) filling ``#N`` and seeding PPR in the next (``medgraph.agent.hops``);
   it streams ``{"hop": ...}`` events. fuse merges the channels and the hops by RRF and adds the
   user's recalled memories (relative-time labelled).
-- verify: each hop needs a usable passage among the numbered evidence; an unsupported hop that
-  rests on a sub-answer is run again with the next bridge entity (rehop, ``hop_retries`` times),
-  then gap completion may fetch literature on the bridge.
+- verify: each hop needs a usable passage among the numbered evidence that grounds it (for a hop
+  about #N: one naming the sub-answer); an unsupported hop that rests on a sub-answer is run again
+  with the next bridge entity (rehop, ``hop_retries`` times), then assess adds a gap on the bridge
+  entity, so gap completion fetches literature on it and every channel and hop runs again.
 - assess: asks for gaps (two question entities with no connecting evidence, or weak evidence for
   one); complete_gaps fetches literature for them from the configured sources and ingests it into
   the live stores, then both channels run again. Bounded by ``max_tool_calls`` and a time budget.
@@ -324,7 +325,7 @@ async def fuse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
 
 
 async def verify(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
-    """Which hops have a usable passage among the numbered evidence (``Hop.supported``)."""
+    """Which hops have a grounding passage among the usable numbered evidence (``Hop.supported``)."""
     from medgraph.agent.hops import verify as check
 
     hopped = state.get("hops") or []

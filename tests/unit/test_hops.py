@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -124,6 +125,14 @@ QUESTION = ("In pooled atrial fibrillation trials, one anticoagulant cut stroke 
 
 @pytest.fixture(scope="module")
 def hop_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    world = make_world(tmp_path_factory.mktemp("hops"))
+    yield world
+    world["idx"].close()
+
+
+def make_world(tmp: Path, literature: Path | None = None) -> dict[str, Any]:
+    """The corpus indexed in ``tmp`` and an agent factory over it; with ``literature``, gap
+    completion (no gaps of its own: only the hops' gaps) fetches from that folder and ingests."""
     from medgraph.agent.guard import RuleGuard
     from medgraph.agent.hops import entity_name
     from medgraph.agent.rewrite import RuleRewriter
@@ -133,7 +142,6 @@ def hop_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     from medgraph.retrieve.retriever import Retriever
     from medgraph.route import RuleRouter
 
-    tmp = tmp_path_factory.mktemp("hops")
     terms = tmp / "terms.tsv"
     terms.write_text("mesh_id\tlang\tterm\tsource\n" + "".join(
         f"{m}\t{lang}\t{t}\t{'x_name' if lang == 'en' else 'x'}\n" for m, lang, t in TERMS), encoding="utf-8")
@@ -158,17 +166,33 @@ def hop_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
         for event in engine.stream(question, analysis, evidence):
             yield {"delta": event} if isinstance(event, str) else {"answer": event}
 
+    gap_deps: dict[str, Any] = {}
+    if literature is not None:
+        from medgraph.literature.gaps import search_terms
+        from medgraph.literature.ingest import LiveIngestor
+        from medgraph.literature.local import LocalDirectorySource
+
+        source, ingestor = LocalDirectorySource(str(literature)), LiveIngestor(cfg, idx.graph, idx.vectors,
+                                                                            idx.extractor, idx.embedder)
+
+        def ingest(records: list[Any]) -> Any:
+            report = ingestor.ingest(records)
+            retriever.refresh()
+            return report
+
+        gap_deps = {"find_gaps": sync(lambda a, r: []), "ingest": sync(ingest),
+                    "fetch": sync(lambda gap: source.search(search_terms(gap, idx.extractor.vocab), 3, 5.0))}
+
     def agent(**settings: Any) -> Agent:
         return Agent(AgentDeps(
             guard=RuleGuard(), rewriter=RuleRewriter(), analyze=sync(analyzer.analyze),
             route=sync(lambda a, t: router.route(a)), retrieve=sync(retrieve), rerank=sync(reranker.rerank),
             relational=sync(lambda a: []), generate=generate, planner=RulePlanner(),
             bridges=sync(retriever.bridge_entities), mentions=sync(idx.graph.chunk_entities),
-            entity_name=sync(lambda m, lang: entity_name(idx.graph.get_entity(m), lang)),
+            entity_name=sync(lambda m, lang: entity_name(idx.graph.get_entity(m), lang)), **gap_deps,
             settings=AgentSettings(top_k=cfg.retrieval.top_k, rrf_k=cfg.retrieval.rrf_k, **settings)))
 
-    yield {"agent": agent, "counts": counts, "doc_of": lambda cid: idx.chunk_doc[cid]}
-    idx.close()
+    return {"agent": agent, "counts": counts, "doc_of": lambda cid: idx.chunk_doc.get(cid, cid), "idx": idx}
 
 
 def run(world: dict[str, Any], question: str, **settings: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -205,6 +229,27 @@ def test_without_a_retry_the_wrong_bridge_is_reported_unsupported(hop_world: dic
     state, _ = run(hop_world, QUESTION, hop_passages=1, hop_retries=0)
     first, second = state["hops"]
     assert first.answer == "Digoxin" and second.supported is False and state["rehops"] == 0
+
+
+def test_a_hop_still_unsupported_sends_gap_completion_to_its_sub_answer(tmp_path: Path) -> None:
+    literature = tmp_path / "literature"
+    literature.mkdir()
+    (literature / "digoxin_bleeding.txt").write_text(
+        "Digoxin and intracerebral hemorrhage\n\nAmong patients admitted with intracerebral hemorrhage while "
+        "taking digoxin, in-hospital mortality was 25 percent.\n", encoding="utf-8")
+    (tmp_path / "index").mkdir()
+    world = make_world(tmp_path / "index", literature)
+    try:
+        state, _ = run(world, QUESTION, hop_passages=1, hop_retries=0)
+    finally:
+        world["idx"].close()
+    first, second = state["hops"]
+    # the wrong sub-answer (digoxin) has no passage of hop 2 and no retry is left: its gap fetches
+    # literature on it, the record is ingested and every channel and hop runs again; digoxin is now
+    # the commoner entity of the trial passage, warfarin the sub-answer, and hop 2 is supported
+    rounds = state["gap_log"]
+    assert [r["gap"]["mesh_ids"] for r in rounds] == [["D004077"]] and rounds[0]["ingested"], rounds
+    assert state["tool_calls"] == 1 and first.answer == "Warfarin" and second.supported
 
 
 def test_a_single_hop_question_retrieves_once(hop_world: dict[str, Any]) -> None:
