@@ -224,7 +224,7 @@ def _frontier(cfg: MedGraphConfig, run_id: str) -> dict[str, Any]:
     from jobs.frontier import expand
 
     try:
-        return expand(cfg, run_id)
+        return expand(cfg, run_id, build_corpus)
     except Exception as exc:  # noqa: BLE001 - the build itself succeeded and is recorded
         log.exception("frontier expansion after run %s failed", run_id)
         return {"error": f"{type(exc).__name__}: {exc}"}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,10 @@ def under_covered(pairs: Any, min_chunks: int, limit: int) -> list[tuple[str, in
     return [(mesh_id, n) for n, mesh_id in low[:limit]]
 
 
-def expand(cfg: MedGraphConfig, run_id: str, sources: list[Any] | None = None) -> dict[str, Any]:
-    """One round of frontier expansion after build ``run_id``; its report (also a run of its own)."""
-    from jobs.build_corpus import build_corpus
+def expand(cfg: MedGraphConfig, run_id: str, build: Callable[..., dict[str, Any]],
+           sources: list[Any] | None = None) -> dict[str, Any]:
+    """One round of frontier expansion after build ``run_id``; its report. ``build``: the corpus
+    job's ``build_corpus(cfg, inputs, run_id)``, which builds the fetched records as a run of their own."""
     from medgraph.literature import make_sources
     from medgraph.literature.gaps import Gap, search_terms
     from medgraph.ontology.build import load_or_build
@@ -79,8 +81,8 @@ def expand(cfg: MedGraphConfig, run_id: str, sources: list[Any] | None = None) -
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in fetched.values()), encoding="utf-8")
     once = cfg.model_copy(update={"frontier": f.model_copy(update={"enabled": False})})
-    build = build_corpus(once, [str(out)], run_id=f"{run_id}-frontier")
-    report.update({"file": str(out), "run_id": build["run_id"], "status": build["status"],
-                   "documents_written": build["documents_written"], "chunks_written": build["chunks_written"],
-                   "failures": build["failures"]})
+    built = build(once, [str(out)], run_id=f"{run_id}-frontier")
+    report.update({"file": str(out), "run_id": built["run_id"], "status": built["status"],
+                   "documents_written": built["documents_written"], "chunks_written": built["chunks_written"],
+                   "failures": built["failures"]})
     return report
