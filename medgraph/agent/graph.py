@@ -351,20 +351,16 @@ def _retry_from(state: AgentState, deps: AgentDeps) -> int | None:
 async def rehop(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     """Run again from a sub-answer that led to no usable passage: its hop takes the next bridge
     entity, and every later hop is retrieved anew; the evidence is merged again."""
-    from medgraph.agent.hops import answer_hop, merge, retrieve_hop
+    from medgraph.agent.hops import answer_hop, continue_hops, merge
 
-    n, hopped, plan = _retry_from(state, deps), state["hops"], state["plan"]
+    n, hopped = _retry_from(state, deps), state["hops"]
     assert n is not None
     tools, settings, retries = _hop_tools(state, deps), _hop_settings(deps), state.get("rehops", 0) + 1
     exclude = set(state["analysis"].entity_ids)
     await answer_hop(hopped[n - 1], exclude, state["language"], tools, settings, skip=retries)
     write = _writer()
-    referred = {r for sub in plan.hops for r in sub.refs}
-    for hop, sub in list(zip(hopped, plan.hops, strict=True))[n:]:
-        await retrieve_hop(hop, sub.refs, hopped, state["language"], tools, settings)
-        if hop.number in referred:
-            await answer_hop(hop, exclude, state["language"], tools, settings)
-        write({"hop": hop.to_dict()})
+    await continue_hops(state["plan"], hopped, n, state["language"], exclude, tools, settings,
+                        on_hop=lambda hop: write({"hop": hop.to_dict()}))
     evidence = merge(state["channels"], hopped, deps.settings.rrf_k, deps.settings.hop_weight)
     return {"hops": hopped, "evidence": evidence, "rehops": retries}
 

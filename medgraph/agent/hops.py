@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from medgraph.agent.plan import Plan
+from medgraph.agent.plan import Plan, SubQuery
 from medgraph.generate.base import Answer, Citation
 from medgraph.retrieve.fusion import rrf
 from medgraph.retrieve.types import Candidate, QueryAnalysis
@@ -89,21 +89,25 @@ async def run_hops(plan: Plan, language: str, question_entities: Sequence[str], 
     """The plan's hops retrieved in order (a sub-answer for each hop a later one refers to);
     ``on_hop`` is called with each as it is done."""
     hops = [Hop(i, sub.text) for i, sub in enumerate(plan.hops, 1)]
+    await continue_hops(plan, hops, 0, language, set(question_entities), tools, settings, on_hop)
+    return hops
+
+
+async def continue_hops(plan: Plan, hops: list[Hop], start: int, language: str, exclude: set[str],
+                        tools: HopTools, settings: HopSettings, on_hop: Callable[[Hop], Any] | None = None) -> None:
+    """Retrieve ``hops[start:]`` in order, with a sub-answer for each hop a later one refers to
+    (``run_hops`` from the first; the agent's rehop from the one after a replaced sub-answer)."""
     referred = {n for sub in plan.hops for n in sub.refs}
-    exclude = set(question_entities)
-    for hop, sub in zip(hops, plan.hops, strict=True):
+    for hop, sub in list(zip(hops, plan.hops, strict=True))[start:]:
         await retrieve_hop(hop, sub.refs, hops, language, tools, settings)
         if hop.number in referred:
             await answer_hop(hop, exclude, language, tools, settings)
         if on_hop is not None:
             on_hop(hop)
-    return hops
 
 
 async def retrieve_hop(hop: Hop, refs: Sequence[int], hops: list[Hop], language: str, tools: HopTools,
                        settings: HopSettings) -> None:
-    from medgraph.agent.plan import SubQuery
-
     answers = {h.number: h.answer for h in hops if h.answer}
     hop.text = SubQuery(hop.planned).resolve(answers).replace("#", "")  # an unresolved #N: its words only
     analysis = await tools.analyze(hop.text, language)
@@ -175,6 +179,15 @@ def verify(hops: Sequence[Hop], evidence: Sequence[Candidate], top_k: int, min_r
 _MARKER = re.compile(r"\[(\d+)\]")
 
 
+def _renumbered(text: str, table: dict[int, int]) -> str:
+    """``text`` with each ``[N]`` marker as ``[table[N]]`` (a number not in ``table`` kept)."""
+    def number(m: re.Match[str]) -> str:
+        n = int(m.group(1))
+        return f"[{table.get(n, n)}]"
+
+    return _MARKER.sub(number, text)
+
+
 def combine_answers(parts: Sequence[Answer]) -> Answer:
     """The answers of a question's hops as one: each hop's quotes in hop order, citations numbered
     anew across them (a passage cited by two hops keeps one number), the first lead line only."""
@@ -191,7 +204,7 @@ def combine_answers(parts: Sequence[Answer]) -> Answer:
                 citations.append(replace(c, number=numbers[c.chunk_id]))
             renumber[c.number] = numbers[c.chunk_id]
         body = part.content[len(part.lead):].strip() if part.lead and part.content.startswith(part.lead) else part.content
-        texts.append(_MARKER.sub(lambda m, table=renumber: f"[{table.get(int(m.group(1)), int(m.group(1)))}]", body))
+        texts.append(_renumbered(body, renumber))
         sentences.extend((text, renumber.get(n, n)) for text, n in part.sentences)
         for key, value in part.grounding.items():
             grounding[key] = grounding.get(key, 0) + value
