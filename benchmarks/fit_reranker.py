@@ -90,7 +90,8 @@ class QueryCands:
 
 def collect(index: EvalIndex, cfg: MedGraphConfig, questions: list[tuple[str, str]]) -> list[QueryCands]:
     """(question text, own doc_id or "") → fused candidates with their features."""
-    analyzer, retriever, _ = query_parts(index, cfg)
+    parts = query_parts(index, cfg)
+    analyzer, retriever = parts.analyzer, parts.retriever
     out = []
     for i, (text, own) in enumerate(questions, 1):
         cands: list[Candidate] = retriever.retrieve(analyzer.analyze(text, "en")).candidates

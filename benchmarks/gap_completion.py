@@ -38,13 +38,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from medgraph.assemble import build_analyzer  # noqa: E402
 from medgraph.config import MedGraphConfig, load_config  # noqa: E402
 from medgraph.literature.base import LiteratureRecord  # noqa: E402
 from medgraph.literature.gaps import Gap, question_entities, search_terms  # noqa: E402
-from medgraph.literature.ingest import LiveIngestor  # noqa: E402
 from medgraph.literature.pubmed import PubMedSource  # noqa: E402
 from medgraph.retrieve.query import QueryAnalyzer  # noqa: E402
-from medgraph.retrieve.retriever import Retriever  # noqa: E402
 from medgraph.retrieve.types import QueryAnalysis  # noqa: E402
 from medgraph.testing.eutils import EUtilsServer, load_bc5cdr  # noqa: E402
 
@@ -71,15 +70,13 @@ class Pass:
     """One copy of the index, opened with a retriever and a live ingestor."""
 
     def __init__(self, path: Path, cfg: MedGraphConfig, models: tuple[Any, Any]) -> None:
-        from medgraph.config.models import EmbeddedGraphStoreConfig, QdrantLocalConfig
-        from medgraph.stores import make_graph_store, make_vector_store
+        from medgraph.assemble import build_ingestor, build_retriever
+        from medgraph.eval.retrieval import index_stores
 
         extractor, embedder = models
-        self.graph = make_graph_store(EmbeddedGraphStoreConfig(path=str(path / "graph.sqlite")))
-        self.vectors = make_vector_store(QdrantLocalConfig(path=str(path / "qdrant"), collection="chunks"))
-        self.retriever = Retriever(cfg.retrieval, self.graph, self.vectors, embedder)
-        self.retriever.warm_up()
-        self.ingestor = LiveIngestor(cfg, self.graph, self.vectors, extractor, embedder)
+        self.graph, self.vectors = index_stores(path)
+        self.retriever = build_retriever(cfg, self.graph, self.vectors, embedder)
+        self.ingestor = build_ingestor(cfg, self.graph, self.vectors, extractor, embedder)
 
     def round(self, analysis: QueryAnalysis, records: list[LiteratureRecord]) -> dict[str, float]:
         start = time.perf_counter()
@@ -137,7 +134,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         index = open_index(corpus, cfg)
         n_chunks, built = index.manifest["n_chunks"], index.path
         models = (index.extractor, index.embedder)
-        analyzer = QueryAnalyzer(index.extractor, 0)
+        analyzer = build_analyzer(cfg, index.extractor, cache_size=0)
         index.close()
         articles = load_bc5cdr(SHARED / "bc5cdr" / "CDR_DevelopmentSet.PubTator.txt")
         with EUtilsServer(articles) as server:

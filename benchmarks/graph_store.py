@@ -68,15 +68,15 @@ RETURN g.nodeCount AS nodes, g.relationshipCount AS rels
 
 def demo_stream(batch: int) -> list[Batch]:
     """The PubMedQA demo abstracts, chunked and linked with the offline tier of configs/local.yaml."""
+    from medgraph.assemble import load_extractor
     from medgraph.config import load_config
     from medgraph.ingest.chunking import Chunker
     from medgraph.ingest.loaders import pubmedqa_document
-    from medgraph.link import EntityExtractor
     from medgraph.ontology.build import load_or_build
 
     cfg = load_config(REPO / "configs" / "local.yaml")
     vocab = load_or_build(cfg.vocabulary)
-    extractor, chunker = EntityExtractor(vocab, cfg.ner, cfg.linking), Chunker(cfg.chunking)
+    extractor, chunker = load_extractor(cfg, vocab), Chunker(cfg.chunking)
     path = REPO / "data" / "demo" / "pubmedqa_demo.json"
     data = json.loads(path.read_text())
     items: list[tuple[Chunk, list[Mention], str]] = []

@@ -58,10 +58,10 @@ def rate(n_docs: int, n_chunks: int, seconds: float) -> dict[str, float]:
 def stage_rates(cfg: Any, corpus: list[Path]) -> dict[str, Any]:
     """Every step alone, one after another, in this process (see the module docstring)."""
     from jobs.build_corpus import ensure_vocabulary, open_writer
+    from medgraph.assemble import load_extractor
     from medgraph.embed import make_embedder
     from medgraph.index.pipeline import chunk_documents, embed_chunks, extract_mentions
     from medgraph.ingest.chunking import Chunker
-    from medgraph.link import EntityExtractor
 
     files, _ = expand_inputs(corpus)
     docs, t_load = timed(lambda: [d for s in plan_shards(files, cfg.pipeline.records_per_shard)
@@ -69,7 +69,7 @@ def stage_rates(cfg: Any, corpus: list[Path]) -> dict[str, Any]:
     chunker = Chunker(cfg.chunking)
     batch, t_chunk = timed(lambda: chunk_documents(docs, chunker))
     vocab, t_vocab = timed(lambda: ensure_vocabulary(cfg))
-    extractor = EntityExtractor(vocab, cfg.ner, cfg.linking)
+    extractor = load_extractor(cfg, vocab)
     (items, _), t_extract = timed(lambda: extract_mentions(batch.items, extractor, cfg.normalise.enabled))
     embedder = make_embedder(cfg.embedding)
     embedder.embed_dense([it.chunk.indexed_text for it in items[:8]])  # warm-up outside the timing

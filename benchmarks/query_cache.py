@@ -40,7 +40,6 @@ from medgraph.retrieve.analysis_cache import (  # noqa: E402
     TieredAnalysisCache,
     analysis_version,
 )
-from medgraph.retrieve.query import QueryAnalyzer  # noqa: E402
 
 QUESTIONS = [
     "What are the minimum expectations for hand hygiene in outpatient settings?",
@@ -117,13 +116,13 @@ def main() -> None:
     ap.add_argument("--redis-url", default=None)
     args = ap.parse_args()
 
-    from medgraph.link import EntityExtractor
+    from medgraph.assemble import build_analyzer, load_extractor
     from medgraph.ontology.build import load_or_build
 
     cfg = load_config(args.config)
     t0 = time.perf_counter()
     vocab = load_or_build(cfg.vocabulary)
-    extractor = EntityExtractor(vocab, cfg.ner, cfg.linking)
+    extractor = load_extractor(cfg, vocab)
     if cfg.linking.compose:
         extractor.linker.composer  # noqa: B018  (built up front, as the service does)
     setup_s = time.perf_counter() - t0
@@ -135,7 +134,7 @@ def main() -> None:
         prefix = f"mgbench{uuid.uuid4().hex[:8]}"
         clients = [connect(url, None, cfg.redis.timeout_s) for _ in range(2)]
         try:
-            plain = QueryAnalyzer(extractor, 0, r.languages, r.names_per_entity)
+            plain = build_analyzer(cfg, extractor, cache_size=0)
             for q in QUESTIONS:  # warm-up: lazy parts of NER and linking, the Redis connections
                 plain.analyze(q)
             for c in clients:
@@ -145,8 +144,7 @@ def main() -> None:
                 version = f"{base_version}-bench{i}"
                 caches = [TieredAnalysisCache(LruAnalysisCache(r.analysis_cache),
                                               RedisAnalysisCache(c, version, 600, prefix)) for c in clients]
-                first, second = (QueryAnalyzer(extractor, cache=c, languages=r.languages,
-                                               names_per_entity=r.names_per_entity) for c in caches)
+                first, second = (build_analyzer(cfg, extractor, cache=c) for c in caches)
                 for q in QUESTIONS:
                     none.append(_timed(plain.analyze, q))
                     miss.append(_timed(first.analyze, q))

@@ -123,13 +123,11 @@ def main() -> int:
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
-    from medgraph.link import EntityExtractor
-    from medgraph.ontology.build import load_or_build
-    from medgraph.retrieve.query import QueryAnalyzer
+    from medgraph.assemble import build_analyzer, load_extractor
 
     cfg = load_config(args.config)
     start = time.perf_counter()
-    analyzer = QueryAnalyzer(EntityExtractor(load_or_build(cfg.vocabulary), cfg.ner, cfg.linking), cache_size=0)
+    analyzer = build_analyzer(cfg, load_extractor(cfg), cache_size=0)
     load_s = time.perf_counter() - start
     router = RuleRouter(cfg.router.small_max, cfg.router.medium_max)
     out: dict[str, object] = {"analyzer_load_s": round(load_s, 1)}

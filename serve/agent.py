@@ -15,16 +15,14 @@ raises ``AgentUnavailable`` (the ingress answers 503); another user's session id
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from medgraph.agent.graph import Agent, AgentDeps, AgentRequest, AgentSettings, AgentState, summary
+from medgraph.agent.graph import Agent, AgentDeps, AgentRequest, AgentState, summary
 from medgraph.config import MedGraphConfig
 from medgraph.generate.base import Answer
-from medgraph.literature.base import SourceError
 from medgraph.llm.base import ModelUnavailable
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.stores.errors import StoreError
@@ -90,61 +88,29 @@ def answer_body(state: AgentState) -> dict[str, Any]:
     }
 
 
-def settings_from(cfg: MedGraphConfig) -> AgentSettings:
-    a, m, g = cfg.agent, cfg.memory, cfg.gaps
-    return AgentSettings(
-        top_k=cfg.retrieval.top_k, history_turns=m.history_turns, top_interests=m.top_interests,
-        interest_seed_weight=a.interest_seed_weight, memories=a.memories, relational_weight=a.relational_weight,
-        relational_pairs=a.relational_pairs, rrf_k=cfg.retrieval.rrf_k, gaps_enabled=g.enabled,
-        max_tool_calls=g.max_tool_calls, time_budget_s=g.time_budget_s, min_relevance=cfg.answer.min_relevance,
-        decompose=a.decompose != "off", hop_weight=a.hop_weight, hop_passages=a.hop_passages,
-        bridge_seeds=a.bridge_seeds, hop_retries=a.hop_retries,
-    )
-
-
-def make_planner(cfg: MedGraphConfig, lm: Any = None) -> Any:
-    """The configured question planner (``agent.decompose``), or None: every question one hop.
-    ``dspy`` needs ``lm``, a DSPy LM over ``agent.planner_engine``."""
-    from medgraph.agent.plan import DSPyPlanner, RulePlanner
-
-    kind = cfg.agent.decompose
-    if kind == "off":
-        return None
-    if kind == "rules":
-        return RulePlanner()
-    if lm is None:
-        raise ValueError(f"agent.decompose dspy needs a DSPy LM for engine {cfg.agent.planner_engine!r}")
-    return DSPyPlanner(lm)
-
-
 class AgentService:
     def __init__(self, cfg: MedGraphConfig, analyzer: Any, retriever: Any, reranker: Any, router: Any,
                  engines: dict[str, Any]) -> None:
-        from medgraph.agent.guard import make_guard
-        from medgraph.literature import make_sources
-        from medgraph.memory.longterm import LongTermMemory
-        from medgraph.memory.sessions import SessionStore
+        from medgraph.assemble import build_agent_parts
 
         self.cfg = cfg
         self.analyzer, self.retriever, self.reranker, self.router = analyzer, retriever, reranker, router
         self.engines = engines
         self.timeout_s = cfg.serve.request_timeout_s
         self.answer_timeout_s = cfg.serve.answer_timeout_s + cfg.tiers.wake_timeout_s
-        self.sources = make_sources(cfg.gaps) if cfg.gaps.enabled else []
+        parts = build_agent_parts(cfg, self._blocking_chat, self._link)
+        self.sources = parts.sources
         gaps_on = bool(self.sources)
-        guard_chat = self._blocking_chat(cfg.guard.engine, 16) if cfg.guard.kind == "llama_guard" else None
         state = calls.StatePool(cfg.serve.store_timeout_s)
-        sessions = SessionStore(cfg.app.path, max_age_s=cfg.memory.session_max_age_days * 86400)
-        memory = LongTermMemory(cfg.app.path, cfg.memory.half_life_days, cfg.memory.capacity_per_entity)
         deps = AgentDeps(
-            guard=make_guard(cfg.guard, guard_chat), rewriter=self._rewriter(),
+            guard=parts.guard, rewriter=parts.rewriter,
             analyze=self._analyze, route=self._route, retrieve=self._retrieve, rerank=self._rerank,
             relational=self._relational, generate=self._generate,
             find_gaps=self._find_gaps if gaps_on else None, fetch=self._fetch if gaps_on else None,
             ingest=self._ingest if gaps_on else None,
-            sessions=calls.BoundedStore(sessions, state), memory=calls.BoundedStore(memory, state),
-            planner=self._planner(), bridges=self._bridges, entity_name=self._entity_name, mentions=self._mentions,
-            settings=settings_from(cfg),
+            sessions=calls.BoundedStore(parts.sessions, state), memory=calls.BoundedStore(parts.memory, state),
+            planner=parts.planner, bridges=self._bridges, entity_name=self._entity_name, mentions=self._mentions,
+            settings=parts.settings,
         )
         self.agent = Agent(deps)
 
@@ -165,30 +131,11 @@ class AgentService:
 
         return chat
 
-    def _planner(self) -> Any:
-        if self.cfg.agent.decompose != "dspy":
-            return make_planner(self.cfg)
-        from medgraph.llm.dspy_bridge import chat_lm
-
-        return make_planner(self.cfg, chat_lm(self._blocking_chat(self.cfg.agent.planner_engine, 256)))
-
-    def _rewriter(self) -> Any:
-        """The configured rewriter; its rules link earlier turns that carry no entities (history
-        sent by an API caller) through the analyzer deployment."""
-        from medgraph.agent.rewrite import DSPyRewriter, RuleRewriter
-
-        rcfg, analyzer, timeout = self.cfg.memory.rewriter, self.analyzer, self.timeout_s
-
-        def link(text: str) -> list[tuple[str, str]]:
-            analysis = analyzer.analyze.remote(text, None).result(timeout_s=timeout)
-            return [(m.mesh_id, m.surface) for m in analysis.mentions if m.mesh_id]
-
-        rules = RuleRewriter(rcfg.window, find_entities=link)
-        if rcfg.kind != "dspy":
-            return rules
-        from medgraph.llm.dspy_bridge import chat_lm
-
-        return DSPyRewriter(chat_lm(self._blocking_chat(rcfg.engine, 128)), rcfg.window, fallback=rules)
+    def _link(self, text: str) -> list[tuple[str, str]]:
+        """The linked entities of ``text`` (analyzer deployment), for the rewriter's rules: earlier
+        turns that carry no entities (history sent by an API caller)."""
+        analysis = self.analyzer.analyze.remote(text, None).result(timeout_s=self.timeout_s)
+        return [(m.mesh_id, m.surface) for m in analysis.mentions if m.mesh_id]
 
     # --- calls to the other deployments (with timeouts; outages become AgentUnavailable) ---------
 
@@ -229,21 +176,11 @@ class AgentService:
     async def _fetch(self, gap: Any) -> list[Any]:
         """The first source that has literature for the gap's entities (sources in config order),
         each search within the gap-completion time budget."""
+        from medgraph.assemble import fetch_first
+
         g = self.cfg.gaps
         terms = await self._call(self.analyzer.search_terms, gap)
-        errors = []
-        for source in self.sources:
-            try:
-                records = await asyncio.wait_for(
-                    asyncio.to_thread(source.search, terms, g.max_results, g.time_budget_s), g.time_budget_s)
-            except (SourceError, TimeoutError) as exc:  # the next source may have it
-                errors.append(f"{source.name}: {exc or 'timed out'}")
-                continue
-            if records:
-                return list(records)
-        if errors:
-            raise SourceError("; ".join(errors))
-        return []
+        return await fetch_first(self.sources, terms, g.max_results, g.time_budget_s)
 
     async def _ingest(self, records: list[Any]) -> Any:
         return await self._call(self.retriever.ingest, records, timeout=self.cfg.gaps.time_budget_s)

@@ -81,15 +81,13 @@ def tier_options(name: str, e: EngineConfig, s: ServeConfig) -> dict[str, Any]:
 
 
 def deployed_engines(cfg: MedGraphConfig) -> dict[str, EngineConfig]:
-    """Engines that get a deployment: those a tier maps to, and the model tiers' of the router,
-    the guard (Llama Guard) and the rewriter (DSPy)."""
+    """Engines that get a deployment: those a tier maps to, and those the model tiers of the
+    router, the guard (Llama Guard), the rewriter and the planner (DSPy) chat with."""
+    from medgraph.assemble import chat_engines
+
     engines = cfg.tiers.used_engines()
-    extra = [cfg.router.engine if cfg.router.kind in ("llm", "dspy") else None,
-             cfg.guard.engine if cfg.guard.kind == "llama_guard" else None,
-             cfg.memory.rewriter.engine if cfg.memory.rewriter.kind == "dspy" else None]
-    for name in extra:
-        if name:
-            engines.setdefault(name, cfg.tiers.engines[name])
+    for name in chat_engines(cfg):
+        engines.setdefault(name, cfg.tiers.engines[name])
     return engines
 
 

@@ -3,12 +3,16 @@ answer evaluation (``python -m medgraph.eval answers``).
 
 Input: a ``MedGraphConfig`` (its stores must exist). Output: ``InProcessAgent`` — the LangGraph
 ``Agent`` wired to the same services the Serve deployments run (``serve.services``: analyzer,
-retriever, reranker, router) and the small tier's engine, plus those services for callers that
-time the plain query path. Call ``close()`` to release the stores.
+retriever, reranker, router), with its own parts built by ``medgraph.assemble`` as the agent
+deployment builds them (guard, rewriter, planner, session store and memory behind the store
+time limit, literature sources), and the tiers' engines in this process (``LocalEngines``: each
+tier answers with its own engine; the model tiers of the guard, rewriter, planner and router chat
+with theirs). vLLM engines run only behind Serve. Call ``close()`` to release the stores.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,58 +25,81 @@ class InProcessAgent:
     analyzer: Any
     retriever: Any
     reranker: Any
-    engine: Any
+    engines: Any  # medgraph.assemble.LocalEngines
+
+    @property
+    def engine(self) -> Any:
+        """The small tier's engine (what a plain question is answered with)."""
+        return self.engines.for_tier("small")
 
     def close(self) -> None:
         self.retriever.graph.close()
         self.retriever.vectors.close()
 
 
+class _Remote:
+    """A plain function with the call shape of a Serve handle's method (``await f.remote(...)``)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def remote(self, *args: Any) -> Any:
+        return asyncio.to_thread(self.fn, *args)
+
+
+class _EngineHandle:
+    """An in-process engine as the router's classifier handle (``await handle.chat.remote(...)``)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.chat = _Remote(engine.chat)
+
+
 def build_agent(cfg: MedGraphConfig) -> InProcessAgent:
     """An in-process agent over the config's stores (gap completion and memory as configured)."""
     from medgraph.agent.graph import Agent, AgentDeps
-    from medgraph.agent.guard import make_guard
-    from medgraph.agent.rewrite import make_rewriter
-    from medgraph.generate.engines import make_engine
-    from medgraph.literature import make_sources
-    from medgraph.memory.longterm import LongTermMemory
-    from medgraph.memory.sessions import SessionStore
-    from serve.agent import make_planner, settings_from
+    from medgraph.assemble import LocalEngines, build_agent_parts, fetch_first
+    from serve.calls import BoundedStore, StatePool
     from serve.services import AnalyzerService, RerankerService, RetrieverService, RouterService
 
-    analyzer, retriever, reranker = AnalyzerService(cfg), RetrieverService(cfg), RerankerService(cfg)
-    router = RouterService(cfg)
+    analyzer = AnalyzerService(cfg)
+    retriever = RetrieverService(cfg, extractor=analyzer.extractor)  # one vocabulary in this process
+    reranker = RerankerService(cfg)
     # the extractive composer shares the retriever's embedder (one copy of the weights)
-    engine = make_engine(cfg.tiers.engines[cfg.tiers.engine_for("small")], cfg.answer,
-                         embedder=retriever.retriever.embedder)
-    sources = make_sources(cfg.gaps)
+    engines = LocalEngines(cfg, embedder=retriever.retriever.embedder)
+    r = cfg.router
+    router = RouterService(cfg, _EngineHandle(engines.get(r.engine)) if r.kind in ("llm", "dspy") and r.engine
+                           else None)
+
+    def link(text: str) -> list[tuple[str, str]]:
+        return [(m.mesh_id, m.surface) for m in analyzer.analyze(text).mentions if m.mesh_id]
+
+    parts = build_agent_parts(cfg, engines.chat_for, link)
+    g = cfg.gaps
 
     async def generate(tier: str, question: str, analysis: Any, evidence: list[Any]) -> Any:
-        for event in engine.stream(question, analysis, evidence):
+        for event in engines.for_tier(tier).stream(question, analysis, evidence):
             yield {"delta": event} if isinstance(event, str) else {"answer": event}
 
     async def fetch(gap: Any) -> list[Any]:
-        terms = analyzer.search_terms(gap)
-        for source in sources:
-            records = source.search(terms, cfg.gaps.max_results, cfg.gaps.time_budget_s)
-            if records:
-                return list(records)
-        return []
+        return await fetch_first(parts.sources, analyzer.search_terms(gap), g.max_results, g.time_budget_s)
 
     def sync(fn: Any) -> Any:
         async def call(*args: Any) -> Any:
             return fn(*args)
         return call
 
+    state = StatePool(cfg.serve.store_timeout_s)
+    gaps_on = bool(parts.sources)
     deps = AgentDeps(
-        guard=make_guard(cfg.guard), rewriter=make_rewriter(cfg.memory.rewriter),
+        guard=parts.guard, rewriter=parts.rewriter,
         analyze=sync(analyzer.analyze), route=router.route, retrieve=sync(retriever.retrieve),
         rerank=sync(reranker.rerank),
         relational=sync(lambda a: retriever.relational(a, cfg.agent.relational_pairs, cfg.agent.relational_limit)),
-        generate=generate, find_gaps=sync(lambda a, r: retriever.find_gaps(a, r, cfg.gaps.noise_floor)),
-        fetch=fetch, ingest=sync(retriever.ingest),
-        sessions=SessionStore(cfg.app.path), memory=LongTermMemory(cfg.app.path), settings=settings_from(cfg),
-        planner=make_planner(cfg), bridges=sync(retriever.bridge_entities), entity_name=sync(retriever.entity_name),
-        mentions=sync(retriever.chunk_entities),
+        generate=generate,
+        find_gaps=sync(lambda a, ranked: retriever.find_gaps(a, ranked, g.noise_floor)) if gaps_on else None,
+        fetch=fetch if gaps_on else None, ingest=sync(retriever.ingest) if gaps_on else None,
+        sessions=BoundedStore(parts.sessions, state), memory=BoundedStore(parts.memory, state),
+        settings=parts.settings, planner=parts.planner, bridges=sync(retriever.bridge_entities),
+        entity_name=sync(retriever.entity_name), mentions=sync(retriever.chunk_entities),
     )
-    return InProcessAgent(Agent(deps), analyzer, retriever, reranker, engine)
+    return InProcessAgent(Agent(deps), analyzer, retriever, reranker, engines)

@@ -1,4 +1,5 @@
-"""The Serve deployments as plain classes: each takes the config and builds what it owns.
+"""The Serve deployments as plain classes: each takes the config and builds what it owns with
+``medgraph.assemble`` (the builders the evaluation and the benchmarks use too).
 
 ``serve/app.py`` turns them into deployments (``serve.deployment(...).bind(...)``); tests build
 them directly. Inputs and outputs are the records of ``medgraph.retrieve`` and
@@ -35,18 +36,13 @@ log = logging.getLogger(__name__)
 
 class AnalyzerService:
     def __init__(self, cfg: MedGraphConfig) -> None:
-        from medgraph.link import EntityExtractor
-        from medgraph.ontology.build import load_or_build
+        from medgraph.assemble import build_analyzer, load_extractor
         from medgraph.retrieve.analysis_cache import analysis_version, make_analysis_cache
-        from medgraph.retrieve.query import QueryAnalyzer
 
-        vocab = load_or_build(cfg.vocabulary)
-        self.extractor = EntityExtractor(vocab, cfg.ner, cfg.linking)
+        self.extractor = load_extractor(cfg)
+        vocab = self.extractor.vocab
         # LRU in the replica, in front of Redis when redis.url is set (shared by every analyzer replica)
-        cache = make_analysis_cache(cfg, analysis_version(cfg, vocab))
-        self.analyzer = QueryAnalyzer(self.extractor, cfg.retrieval.analysis_cache, cfg.retrieval.languages,
-                                      cfg.retrieval.names_per_entity, cache=cache,
-                                      glosses_per_word=cfg.retrieval.glosses_per_word)
+        self.analyzer = build_analyzer(cfg, self.extractor, cache=make_analysis_cache(cfg, analysis_version(cfg, vocab)))
         if cfg.linking.compose:  # built here, not on the first German or Chinese question (~2 s)
             self.extractor.linker.composer  # noqa: B018
         if cfg.linking.tfidf:  # the fuzzy name index (explorer lookups), built beside the first requests
@@ -78,17 +74,17 @@ class AnalyzerService:
 
 
 class RetrieverService:
-    def __init__(self, cfg: MedGraphConfig) -> None:
-        from medgraph.embed import make_embedder
-        from medgraph.retrieve.retriever import Retriever
+    def __init__(self, cfg: MedGraphConfig, extractor: Any = None) -> None:
+        """``extractor``: NER + linking for live ingestion, when the caller has one loaded (the
+        in-process agent shares its analyzer's); else loaded here on first use."""
+        from medgraph.assemble import build_retriever
         from medgraph.stores import make_graph_store, make_vector_store
 
         self.cfg = cfg
         self.graph = make_graph_store(cfg.stores.graph)
         self.vectors = make_vector_store(cfg.stores.vector)
-        self.retriever = Retriever(cfg.retrieval, self.graph, self.vectors, make_embedder(cfg.embedding),
-                                   self._community_search(cfg))
-        self.retriever.warm_up()
+        self.retriever = build_retriever(cfg, self.graph, self.vectors)
+        self._extractor = extractor
         self._ingest_lock = threading.Lock()
         self._live_ingestor: Any = None
         if cfg.gaps.enabled and cfg.gaps.sources:
@@ -149,14 +145,6 @@ class RetrieverService:
 
     # --- communities (medgraph.community; built by jobs.build_communities) -----------------
 
-    def _community_search(self, cfg: MedGraphConfig) -> Any:
-        """The ``community`` path's searcher, when ``retrieval.paths`` has it."""
-        if "community" not in cfg.retrieval.paths:
-            return None
-        from medgraph.community.index import CommunitySearch, summary_store
-
-        return CommunitySearch(cfg.communities, self.graph, summary_store(self.vectors, cfg.communities))
-
     def communities(self, level: int | None = None, limit: int = 50, offset: int = 0) -> dict[str, Any]:
         """One page of the stored communities (one level or all), by level then largest first, with
         sizes and summaries; ``levels``: how many each level has, so one call draws a view."""
@@ -192,13 +180,10 @@ class RetrieverService:
         """The live ingestor, built once on first use (it loads the vocabulary for NER + linking)."""
         with self._ingest_lock:
             if self._live_ingestor is None:
-                from medgraph.link import EntityExtractor
-                from medgraph.literature.ingest import LiveIngestor
-                from medgraph.ontology.build import load_or_build
+                from medgraph.assemble import build_ingestor
 
-                extractor = EntityExtractor(load_or_build(self.cfg.vocabulary), self.cfg.ner, self.cfg.linking)
-                self._live_ingestor = LiveIngestor(self.cfg, self.graph, self.vectors, extractor,
-                                                   self.retriever.embedder)
+                self._live_ingestor = build_ingestor(self.cfg, self.graph, self.vectors, self._extractor,
+                                                     self.retriever.embedder)
             return self._live_ingestor
 
     def relational(self, analysis: QueryAnalysis, max_pairs: int = 6, limit: int = 10) -> list[Candidate]:
@@ -232,9 +217,9 @@ def passage(chunk: Any) -> dict[str, Any]:
 
 class RerankerService:
     def __init__(self, cfg: MedGraphConfig) -> None:
-        from medgraph.retrieve.rerank import make_reranker
+        from medgraph.assemble import build_reranker
 
-        self.reranker = make_reranker(cfg.rerank)
+        self.reranker = build_reranker(cfg)
 
     def rerank(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
         return self.reranker.rerank(question, candidates)

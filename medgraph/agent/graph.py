@@ -260,10 +260,10 @@ def _hop_tools(state: AgentState, deps: AgentDeps) -> Any:
     return HopTools(analyze, retrieve, deps.bridges, deps.entity_name, deps.mentions)
 
 
-def _hop_settings(deps: AgentDeps) -> Any:
+def hop_settings(s: AgentSettings) -> Any:
+    """The hops' settings (``medgraph.agent.hops.HopSettings``) from the agent's."""
     from medgraph.agent.hops import HopSettings
 
-    s = deps.settings
     return HopSettings(passages=s.hop_passages, bridge_seeds=s.bridge_seeds, top_k=s.top_k)
 
 
@@ -276,7 +276,7 @@ async def hops(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
         return {"hops": []}
     write = _writer()
     done = await run_hops(plan, state["language"], state["analysis"].entity_ids, _hop_tools(state, deps),
-                          _hop_settings(deps), on_hop=lambda hop: write({"hop": hop.to_dict()}))
+                          hop_settings(deps.settings), on_hop=lambda hop: write({"hop": hop.to_dict()}))
     return {"hops": done}
 
 
@@ -355,7 +355,7 @@ async def rehop(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
 
     n, hopped = _retry_from(state, deps), state["hops"]
     assert n is not None
-    tools, settings, retries = _hop_tools(state, deps), _hop_settings(deps), state.get("rehops", 0) + 1
+    tools, settings, retries = _hop_tools(state, deps), hop_settings(deps.settings), state.get("rehops", 0) + 1
     exclude = set(state["analysis"].entity_ids)
     await answer_hop(hopped[n - 1], exclude, state["language"], tools, settings, skip=retries)
     write = _writer()

@@ -466,9 +466,11 @@ class DSPyRewriter:
         return Rewrite(text, True, "dspy", resolved)
 
 
-def make_rewriter(cfg: RewriterConfig, lm: Any = None) -> Rewriter:
-    """The configured rewriter. ``kind: dspy`` needs ``lm``, a DSPy LM over ``cfg.engine``."""
-    rules = RuleRewriter(cfg.window)
+def make_rewriter(cfg: RewriterConfig, lm: Any = None,
+                  find_entities: Callable[[str], Sequence[tuple[str, str]]] | None = None) -> Rewriter:
+    """The configured rewriter. ``kind: dspy`` needs ``lm``, a DSPy LM over ``cfg.engine``;
+    ``find_entities`` links earlier turns that carry no entities (``RuleRewriter``)."""
+    rules = RuleRewriter(cfg.window, find_entities=find_entities)
     if cfg.kind == "rules":
         return rules
     if lm is None:

@@ -15,8 +15,9 @@ retrieval`` and cached the same way) and question files, one JSON object per lin
   PubMedQA in this format: ``convert-pubmedqa --hold-out-conclusion`` (its conclusion is the
   reference and is not indexed).
 
-Every question is run through the Serve application's agent in process (``serve.inprocess``:
-guard, rewrite, analysis, retrieval, rerank, the small tier's engine), one question at a time, each
+Every question is run through the Serve application's agent in process (``serve.inprocess``, built
+by ``medgraph.assemble`` as the deployments are: guard, rewrite, analysis, retrieval, rerank, each
+tier's engine), one question at a time, each
 in a new session, with gap completion off (the corpus is fixed). The language is detected, as for
 a user's request; the file's ``language`` groups the report.
 

@@ -51,7 +51,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from medgraph.config import MedGraphConfig, load_config
 from medgraph.eval.metrics import (
@@ -164,7 +164,8 @@ def cache_key(corpus: Sequence[Path], cfg: MedGraphConfig) -> str:
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _stores(path: Path) -> tuple[Any, Any]:
+def index_stores(path: Path) -> tuple[Any, Any]:
+    """(graph store, vector store) of the cached index at ``path``."""
     from medgraph.config.models import EmbeddedGraphStoreConfig, QdrantLocalConfig
     from medgraph.stores import make_graph_store, make_vector_store
 
@@ -175,8 +176,8 @@ def _stores(path: Path) -> tuple[Any, Any]:
 def open_index(corpus: Path | Sequence[Path], cfg: MedGraphConfig, home: Path | None = None) -> EvalIndex:
     """The cached index of ``corpus`` (one file, or several read as one corpus) under ``cfg``,
     built first when missing."""
+    from medgraph.assemble import load_extractor
     from medgraph.embed import make_embedder
-    from medgraph.link import EntityExtractor
     from medgraph.ontology.build import load_or_build
 
     corpus = [corpus] if isinstance(corpus, Path) else list(corpus)
@@ -184,7 +185,7 @@ def open_index(corpus: Path | Sequence[Path], cfg: MedGraphConfig, home: Path | 
     path = home / "eval-cache" / cache_key(corpus, cfg)
     vocab = load_or_build(cfg.vocabulary)
     embedder = make_embedder(cfg.embedding)
-    extractor = EntityExtractor(vocab, cfg.ner, cfg.linking)
+    extractor = load_extractor(cfg, vocab)
     if not (path / "manifest.json").is_file():
         partial = path.with_name(f"{path.name}.partial-{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
@@ -196,7 +197,7 @@ def open_index(corpus: Path | Sequence[Path], cfg: MedGraphConfig, home: Path | 
         log.info("using the cached index %s", path)
     manifest = json.loads((path / "manifest.json").read_text())
     chunk_doc = json.loads((path / "chunk_docs.json").read_text())
-    graph, vectors = _stores(path)
+    graph, vectors = index_stores(path)
     return EvalIndex(path, graph, vectors, embedder, vocab, extractor, chunk_doc, manifest)
 
 
@@ -218,7 +219,7 @@ def build_index(corpus: Path | Sequence[Path], cfg: MedGraphConfig, dest: Path, 
     docs = [d for d in items if isinstance(d, Document)]
     for failure in (f for f in items if not isinstance(f, Document)):
         log.warning("corpus record skipped: %s", failure)
-    graph, vectors = _stores(dest)
+    graph, vectors = index_stores(dest)
     vectors.ensure_collection(embedder.dim, embedder.sparse_idf)
     writer = CorpusWriter(graph, vectors, vocab.get)
     pipeline = IndexModels(Chunker(cfg.chunking), extractor, embedder, cfg.normalise.enabled)
@@ -294,7 +295,14 @@ def _ids(cands: list[Candidate]) -> list[str]:
     return [c.chunk_id for c in cands]
 
 
-def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Baseline,
+class QueryParts(NamedTuple):
+    analyzer: Any
+    retriever: Any
+    reranker: Any
+    planner: Any  # None: ``agent.decompose: off``
+
+
+def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: QueryParts, bm25: Bm25Baseline,
               q: EvalQuery) -> tuple[dict[str, tuple[list[str], float]], dict[str, list[str]], int]:
     """(method → (ranked doc IDs, latency ms), fused path → its ranked chunk IDs, number of the
     question's linked entities) for one query.
@@ -304,7 +312,7 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
     """
     from medgraph.retrieve.retriever import QueryVectors
 
-    analyzer, retriever, reranker = parts
+    analyzer, retriever, reranker = parts.analyzer, parts.retriever, parts.reranker
     emb, limit = index.embedder, cfg.retrieval.candidates
     bm25_docs, t_bm25 = _timed(lambda: bm25.search(q.text))
     analysis, t_an = _timed(lambda: analyzer.analyze(q.text, q.language))
@@ -330,35 +338,35 @@ def run_query(index: EvalIndex, cfg: MedGraphConfig, parts: Any, bm25: Bm25Basel
     return out, {path: _ids(hits) for path, hits in result.per_path.items()}, len(analysis.seeds)
 
 
-def decomposed(parts: Any, cfg: MedGraphConfig, q: EvalQuery, analysis: Any, fused: list[Candidate]) -> list[Candidate]:
+def decomposed(parts: QueryParts, cfg: MedGraphConfig, q: EvalQuery, analysis: Any, fused: list[Candidate]) -> list[Candidate]:
     """The agent's ranking of a planned multi-hop question: the fused list merged with each hop's
     (``medgraph.agent.hops``, the same functions the agent runs; no reranking); a single-hop
     question's fused list as it is."""
     import asyncio
 
-    from medgraph.agent.hops import HopSettings, HopTools, merge, run_hops
-    from medgraph.agent.plan import RulePlanner
+    from medgraph.agent.graph import hop_settings
+    from medgraph.agent.hops import HopTools, merge, run_hops
+    from medgraph.assemble import agent_settings
 
-    a = cfg.agent
-    plan = RulePlanner().plan(q.text, q.language)
-    if a.decompose == "off" or not plan.multi_hop:
+    if parts.planner is None:
         return fused
-    analyzer, retriever, _ = parts
-    settings = HopSettings(passages=a.hop_passages, bridge_seeds=a.bridge_seeds)
-    hops = asyncio.run(run_hops(plan, q.language, analysis.entity_ids, HopTools.local(analyzer, retriever), settings))
-    return merge(fused, hops, cfg.retrieval.rrf_k, a.hop_weight)
+    plan = parts.planner.plan(q.text, q.language)
+    if not plan.multi_hop:
+        return fused
+    hops = asyncio.run(run_hops(plan, q.language, analysis.entity_ids, HopTools.local(parts.analyzer, parts.retriever),
+                                hop_settings(agent_settings(cfg))))
+    return merge(fused, hops, cfg.retrieval.rrf_k, cfg.agent.hop_weight)
 
 
-def query_parts(index: EvalIndex, cfg: MedGraphConfig) -> tuple[Any, Any, Any]:
-    """(QueryAnalyzer, Retriever, reranker) over the index, as the service builds them."""
-    from medgraph.retrieve.query import QueryAnalyzer
-    from medgraph.retrieve.rerank import make_reranker
-    from medgraph.retrieve.retriever import Retriever
+def query_parts(index: EvalIndex, cfg: MedGraphConfig) -> QueryParts:
+    """The analyzer, retriever, reranker and planner over the index, built as the services build
+    them (``medgraph.assemble``); the analyzer without a cache, so that each question is timed
+    whole; a DSPy planner chats with its engine in this process."""
+    from medgraph.assemble import LocalEngines, build_analyzer, build_planner, build_reranker, build_retriever
 
-    analyzer = QueryAnalyzer(index.extractor, 0, cfg.retrieval.languages, cfg.retrieval.names_per_entity,
-                             glosses_per_word=cfg.retrieval.glosses_per_word)
-    retriever = Retriever(cfg.retrieval, index.graph, index.vectors, index.embedder)
-    return analyzer, retriever, make_reranker(cfg.rerank)
+    analyzer = build_analyzer(cfg, index.extractor, cache_size=0)
+    retriever = build_retriever(cfg, index.graph, index.vectors, index.embedder)
+    return QueryParts(analyzer, retriever, build_reranker(cfg), build_planner(cfg, LocalEngines(cfg).chat_for))
 
 
 def run_split(index: EvalIndex, cfg: MedGraphConfig, bm25: Bm25Baseline,

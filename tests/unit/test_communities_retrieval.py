@@ -78,3 +78,15 @@ def test_membership_alone_finds_the_community_without_a_summary_index(built: tup
     assert "D011014" in best.members
     chunks = search.candidates(analysis, None, None, 10)
     assert chunks and {_theme_of(idx, c.chunk_id) for c in chunks} == {"infection"}
+
+
+def test_the_retrieval_evaluation_runs_the_community_path_as_the_service_does(built: tuple[Any, Any, Any]) -> None:
+    """``medgraph.eval.retrieval.query_parts`` builds its retriever with ``medgraph.assemble``, as the
+    retriever deployment does: an overview question finds the community evidence there too."""
+    from medgraph.eval.retrieval import query_parts
+
+    idx, cfg, _ = built
+    assert "community" in cfg.retrieval.paths
+    analyzer, retriever, _ = query_parts(idx, cfg)
+    result = retriever.retrieve(analyzer.analyze("What are the main themes in the literature on metformin?", "en"))
+    assert result.per_path["community"] and "community" in result.paths_used

@@ -8,6 +8,7 @@ in one layer may import each other, but never in a circle between files):
     benchmarks
     medgraph.eval                      evaluation harness: runs the agent in process (serve.inprocess)
     serve, jobs                        the Ray Serve application and the Ray Data jobs
+    medgraph.assemble                  builds the parts from the config (for serve, eval, benchmarks)
     medgraph.agent
     medgraph.community, medgraph.literature
     medgraph.retrieve, medgraph.route, medgraph.generate
@@ -34,6 +35,7 @@ LAYERS: list[set[str]] = [
     {"benchmarks"},
     {"medgraph.eval"},
     {"serve", "jobs"},
+    {"medgraph.assemble"},
     {"medgraph.agent"},
     {"medgraph.community", "medgraph.literature"},
     {"medgraph.retrieve", "medgraph.route", "medgraph.generate"},
