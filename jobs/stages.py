@@ -33,9 +33,8 @@ from medgraph.index.pipeline import chunk_documents, embed_chunks, extract_menti
 from medgraph.index.writer import IndexedChunk
 from medgraph.ingest.chunking import Chunker
 from medgraph.ingest.loaders import (
-    PDF_SUFFIXES,
     Shard,
-    file_suffix,
+    format_of,
     load_shard,
     reads_whole,
     relocate_document,
@@ -104,7 +103,8 @@ class Parse:
         from medgraph.ingest.isolation import run_isolated
 
         shard = Shard(row["path"], int(row["start"]), None if row["stop"] < 0 else int(row["stop"]))
-        if file_suffix(shard.path) in PDF_SUFFIXES:
+        fmt = format_of(shard.path)
+        if fmt is not None and fmt.paged:  # layout, tables and OCR: the PDF parser, isolated
             return [self._pdf(shard.path)]
         items: Iterable[Document | Failure]
         if self.sandbox is not None and reads_whole(shard.path):

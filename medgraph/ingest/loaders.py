@@ -42,7 +42,7 @@ import functools
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -51,13 +51,6 @@ from medgraph.ingest import storage
 from medgraph.ingest.storage import Location
 from medgraph.ingest.text import detect_language
 from medgraph.schemas import Document, Failure, Section, content_hash
-
-RECORD_SUFFIXES = {".jsonl", ".json"}
-TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
-PDF_SUFFIXES = {".pdf"}
-XML_SUFFIXES = {".xml", ".nxml"}
-GZIP_OK = RECORD_SUFFIXES | XML_SUFFIXES  # these may also come as "<name>.<suffix>.gz"
-SUPPORTED = RECORD_SUFFIXES | TEXT_SUFFIXES | PDF_SUFFIXES | XML_SUFFIXES
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _NUMBERED_HEADING = re.compile(r"^((?:\d+\.)*\d+)\.?\s+([A-ZÄÖÜ][^.!?]{1,80})$")
@@ -79,8 +72,53 @@ class Shard:
     stop: int | None = None  # record range [start, stop) for record files
 
 
+def _never(location: Location) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class InputFormat:
+    """One input format: the files it takes and how they are read. A new format is a reader and
+    one ``register_format`` call (the table is at the end of this module).
+
+    - ``read(location, start, stop)``: the documents (and failures) of the file, or of its records
+      ``[start, stop)`` when the format has ``count``; it may raise: ``load_shard`` turns an
+      exception into the file's failure.
+    - ``count(location)``: the number of records, for a format whose files are cut into shards of
+      ``pipeline.records_per_shard`` records (None: one shard per file).
+    - ``whole(location)``: whether reading builds the whole file in memory (the Parse stage then
+      reads it in its memory-limited parser process).
+    - ``gzip``: the files may also come as ``<name>.<suffix>.gz``.
+    - ``paged``: a paged document (PDF) that the Parse stage parses with layout and OCR instead.
+    """
+
+    name: str
+    suffixes: frozenset[str]
+    read: Callable[[Location, int, int | None], Iterator[Document | Failure]]
+    count: Callable[[Location], int] | None = None
+    whole: Callable[[Location], bool] = _never
+    gzip: bool = False
+    paged: bool = False
+
+
+FORMATS: dict[str, InputFormat] = {}
+
+
+def register_format(fmt: InputFormat) -> InputFormat:
+    taken = {s: f.name for f in FORMATS.values() if f.name != fmt.name for s in f.suffixes}
+    clash = sorted(s for s in fmt.suffixes if s in taken)
+    if clash:
+        raise ValueError(f"format {fmt.name!r}: suffixes {clash} are read by {sorted({taken[s] for s in clash})}")
+    FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def supported_suffixes() -> set[str]:
+    return {s for f in FORMATS.values() for s in f.suffixes}
+
+
 def file_suffix(location: Location) -> str:
-    """The format suffix of a file name, ``.gz`` looked through for record and XML files
+    """The format suffix of a file name, ``.gz`` looked through for formats that may be gzipped
     ("a.xml.gz" → ".xml"; "a.pdf" → ".pdf"; "a.txt.gz" → ".gz", not supported)."""
     name = storage.basename(location).lower()
     base, dot, ext = name.rpartition(".")
@@ -88,14 +126,20 @@ def file_suffix(location: Location) -> str:
         return ""
     if ext == "gz" and "." in base:
         inner = "." + base.rpartition(".")[2]
-        return inner if inner in GZIP_OK else ".gz"
+        return inner if any(f.gzip and inner in f.suffixes for f in FORMATS.values()) else ".gz"
     return "." + ext
+
+
+def format_of(location: Location) -> InputFormat | None:
+    """The registered format that reads this file, or None."""
+    suffix = file_suffix(location)
+    return next((f for f in FORMATS.values() if suffix in f.suffixes), None)
 
 
 def _wanted(path: str) -> bool:
     """A file a directory, prefix or glob contributes: a supported type, not a data set's notes."""
     name = path.rstrip("/").rsplit("/", 1)[-1]
-    return file_suffix(name) in SUPPORTED and not _DATASET_NOTE.match(name)
+    return format_of(name) is not None and not _DATASET_NOTE.match(name)
 
 
 def expand_inputs(inputs: Iterable[Location]) -> tuple[list[Location], list[Failure]]:
@@ -116,7 +160,7 @@ def expand_inputs(inputs: Iterable[Location]) -> tuple[list[Location], list[Fail
             failures.append(Failure(str(storage.normalise(raw)), "load", str(exc)))
             continue
         for item in found:
-            if file_suffix(item) in SUPPORTED:
+            if format_of(item) is not None:
                 files.add(item)
             else:
                 failures.append(Failure(str(item), "load", f"unsupported file type {file_suffix(item)!r}"))
@@ -125,9 +169,10 @@ def expand_inputs(inputs: Iterable[Location]) -> tuple[list[Location], list[Fail
 
 def plan_shards(files: Sequence[Location], records_per_shard: int = 64, sandbox: Any = None,
                 timeout_s: float = 300.0) -> list[Shard]:
-    """One shard per text/PDF/XML file; record files are cut into ranges of ``records_per_shard``.
+    """One shard per file; the files of a format that counts its records (JSON/JSONL) are cut into
+    ranges of ``records_per_shard``.
 
-    Only JSON/JSONL files are read here (to count their records); a JSON file parsed whole is
+    Only those files are read here (to count their records); a file read whole is
     counted in ``sandbox`` (``medgraph.ingest.isolation.Sandbox``: its memory and time limits)
     when one is given, so a file that would need more memory than the planner has fails alone.
     A file that cannot be counted becomes one shard, whose loading then reports the problem.
@@ -137,14 +182,15 @@ def plan_shards(files: Sequence[Location], records_per_shard: int = 64, sandbox:
     shards: list[Shard] = []
     for raw in files:
         location = storage.normalise(raw)
-        if file_suffix(location) not in RECORD_SUFFIXES:
+        fmt = format_of(location)
+        if fmt is None or fmt.count is None:
             shards.append(Shard(str(location)))
             continue
         try:
             if reads_whole(location):
-                n = run_isolated(sandbox, "medgraph.ingest.loaders:_count_records", location, timeout_s=timeout_s)
+                n = run_isolated(sandbox, "medgraph.ingest.loaders:count_records", location, timeout_s=timeout_s)
             else:
-                n = _count_records(location)
+                n = fmt.count(location)
         except (OSError, ValueError, EOFError, IsolationError):  # unreadable: load_shard reports it
             shards.append(Shard(str(location)))
             continue
@@ -158,13 +204,20 @@ def reads_whole(location: Location) -> bool:
     object, or an XML file (a PMC ``<article>`` is one tree; a PubMed set is streamed, but which
     one a file is shows only once it is parsed). The corpus build loads these in its
     memory-limited parser process; a file that cannot even be opened counts as no."""
-    suffix = file_suffix(location)
-    if suffix in XML_SUFFIXES:
-        return True
+    fmt = format_of(location)
     try:
-        return suffix == ".json" and (_is_pubmedqa(location) or _is_json_array(location))
+        return fmt is not None and fmt.whole(location)
     except (OSError, ValueError, EOFError):
         return False
+
+
+def count_records(location: Location) -> int:
+    """The records of a file of a format that counts them (run in the parser process for files
+    read whole)."""
+    fmt = format_of(location)
+    if fmt is None or fmt.count is None:
+        raise ValueError(f"{storage.basename(location)}: not a record file")
+    return fmt.count(location)
 
 
 def load_shard_list(shard: Shard) -> list[Document | Failure]:
@@ -175,20 +228,12 @@ def load_shard_list(shard: Shard) -> list[Document | Failure]:
 def load_shard(shard: Shard) -> Iterator[Document | Failure]:
     """The documents (and failures) of one shard; local paths and URIs alike."""
     location = storage.normalise(shard.path)
-    suffix = file_suffix(location)
+    fmt = format_of(location)
     try:
-        if suffix in RECORD_SUFFIXES:
-            yield from _load_records(location, shard.start, shard.stop)
-        elif suffix in XML_SUFFIXES:
-            from medgraph.ingest.xml_articles import xml_documents
-
-            yield from xml_documents(location, _provenance(location))
-        elif suffix in TEXT_SUFFIXES:
-            yield _load_text(location)
-        elif suffix in PDF_SUFFIXES:
-            yield _load_pdf(location)
+        if fmt is None:
+            yield Failure(str(location), "load", f"unsupported file type {file_suffix(location)!r}")
         else:
-            yield Failure(str(location), "load", f"unsupported file type {suffix!r}")
+            yield from fmt.read(location, shard.start, shard.stop)
     except storage.StorageError as exc:
         yield Failure(str(location), "load", str(exc))
     except MemoryError:  # not this file's fault alone: the parser process's limit says so (isolation)
@@ -456,3 +501,28 @@ def _is_clinical_heading(line: str) -> bool:
     if _COLON_HEADING.match(line):
         return True
     return line[0].isupper() and line[-1] not in ".!?,;" and bool(_CLINICAL_SECTION.search(line))
+
+
+# --- the formats ----------------------------------------------------------------------------
+
+
+def _xml(location: Location, start: int, stop: int | None) -> Iterator[Document | Failure]:
+    from medgraph.ingest.xml_articles import xml_documents
+
+    yield from xml_documents(location, _provenance(location))
+
+
+def _records_whole(location: Location) -> bool:
+    return _is_pubmedqa(location) or _is_json_array(location)
+
+
+register_format(InputFormat("records", frozenset({".jsonl", ".json"}), _load_records, count=_count_records,
+                            whole=_records_whole, gzip=True))
+register_format(InputFormat("xml", frozenset({".xml", ".nxml"}), _xml, whole=lambda location: True, gzip=True))
+register_format(InputFormat("text", frozenset({".txt", ".md", ".markdown"}),
+                            lambda location, start, stop: iter([_load_text(location)])))
+register_format(InputFormat("pdf", frozenset({".pdf"}), lambda location, start, stop: iter([_load_pdf(location)]),
+                            paged=True))
+
+RECORD_SUFFIXES = FORMATS["records"].suffixes
+TEXT_SUFFIXES = FORMATS["text"].suffixes

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from medgraph.ingest.loaders import expand_inputs, load_shard, parse_plain_text, plan_shards
 from medgraph.schemas import Document, Failure
 
@@ -204,3 +206,50 @@ def test_compression_bombs_and_oversized_inputs_fail_alone(tmp_path, monkeypatch
     assert reasons["lines.jsonl:2"].startswith("a record over"), reasons
     assert sorted(d.doc_id for d in docs) == ["ok", "ok", "ok2"]  # the bomb's first record, lines 1 and 3
     assert storage.read_bytes(tmp_path / "lines.jsonl", limit=1 << 20).startswith(good.encode())
+
+
+def test_a_new_input_format_is_one_registration(tmp_path, monkeypatch):
+    """A reader and one ``register_format`` call: the file is then listed from a directory, cut
+    into shards by its record count, read by the Parse stage, and gzipped copies are read too."""
+    import csv
+    import gzip
+    import io
+
+    from jobs.stages import Parse
+    from medgraph.config.models import ParseConfig
+    from medgraph.ingest import loaders, storage
+
+    def rows(location):
+        with storage.open_binary(location) as fh:
+            return list(csv.DictReader(io.TextIOWrapper(fh, encoding="utf-8"), delimiter="\t"))
+
+    def read(location, start, stop):
+        for i, row in enumerate(rows(location)[start:stop], start + 1):
+            yield loaders.record_document({"doc_id": row["id"], "title": row["title"], "text": row["abstract"]},
+                                          location, i)
+
+    monkeypatch.setattr(loaders, "FORMATS", dict(loaders.FORMATS))  # the registry as it was, after the test
+    loaders.register_format(loaders.InputFormat("tsv", frozenset({".tsv"}), read,
+                                                count=lambda location: len(rows(location)), gzip=True))
+    def table(prefix):
+        return "id\ttitle\tabstract\n" + "".join(
+            f"{prefix}{i}\tTrial {i}\tMetformin lowered glucose in trial {i}.\n" for i in range(5))
+
+    (tmp_path / "trials.tsv").write_text(table("t"))
+    with gzip.open(tmp_path / "more.tsv.gz", "wt") as fh:
+        fh.write(table("u"))
+    (tmp_path / "notes.csv").write_text("not read")  # no format reads .csv: skipped in a directory
+    files, failures = expand_inputs([tmp_path])
+    assert [f.name for f in files] == ["more.tsv.gz", "trials.tsv"] and failures == []
+    shards = plan_shards(files, records_per_shard=2)
+    assert [(s.start, s.stop) for s in shards if s.path.endswith("trials.tsv")] == [(0, 2), (2, 4), (4, 6)]
+    stage = Parse(ParseConfig())
+    try:
+        out = [row for s in shards for row in stage({"path": s.path, "start": s.start, "stop": s.stop})]
+    finally:
+        if stage.sandbox is not None:
+            stage.sandbox.close()
+    ids = sorted(json.loads(r["payload"])["doc_id"] for r in out if r["kind"] == "document")
+    assert ids == sorted([f"t{i}" for i in range(5)] + [f"u{i}" for i in range(5)])
+    with pytest.raises(ValueError, match="read by"):
+        loaders.register_format(loaders.InputFormat("tsv2", frozenset({".tsv"}), read))
