@@ -11,8 +11,10 @@ LLM router) uses is one more deployment, ``llm-<engine>``, sized by its ``deploy
 ``llm-<engine>`` gate that sleeps and wakes it. With embedded stores the retriever is the single
 owner of the store files, so it is forced to one replica.
 
-``deployment_names(cfg)`` lists the deployments ``build(cfg)`` creates (without Ray or vLLM), so
-the cluster manifests can be checked against the code (tests/unit/test_cluster_configs.py).
+The deployments are one table, ``DEPLOYMENTS`` (name, class, sizing section of ``serve:``, the
+deployments it calls, whether it owns local files); ``build(cfg)`` binds them in order and
+``deployment_names(cfg)`` derives from the same table (without Ray or vLLM), so the cluster manifests
+can be checked against the code (tests/unit/test_cluster_configs.py). A new deployment is one row.
 
 Questions flow ingress (identity, quota, concurrency) → agent (the LangGraph agent, serve/agent.py)
 → analyzer, router, retriever, reranker and the tier engines. The agent owns the session and
@@ -22,6 +24,8 @@ memory file (``app.path``), so it runs one replica.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ray import serve
@@ -91,8 +95,38 @@ def deployed_engines(cfg: MedGraphConfig) -> dict[str, EngineConfig]:
     return engines
 
 
+@dataclass(frozen=True)
+class Deployment:
+    """One row of the application: ``cls(cfg, *calls)`` as deployment ``name``, sized by
+    ``sizing(cfg.serve)``. ``calls``: the handles it is bound to, by name: earlier rows, ``engines``
+    (every engine deployment, by engine name) or ``classifier`` (the router's engine, or None).
+    ``owns_files(cfg)``: it is the single owner of local files (runs one replica)."""
+
+    name: str
+    cls: type
+    sizing: Callable[[ServeConfig], DeploymentConfig]
+    calls: tuple[str, ...] = ()
+    owns_files: Callable[[MedGraphConfig], bool] = lambda cfg: False
+
+
+# In binding order: a row may call only the rows above it; the last row is the application's entry
+# (its HTTP routes).
+DEPLOYMENTS: tuple[Deployment, ...] = (
+    Deployment("analyzer", AnalyzerService, lambda s: s.analyzer),
+    # with embedded stores the retriever is the single owner of the store files
+    Deployment("retriever", RetrieverService, lambda s: s.retriever, owns_files=lambda cfg: cfg.stores.embedded),
+    Deployment("reranker", RerankerService, lambda s: s.reranker),
+    Deployment("router", RouterService, lambda s: s.router, calls=("classifier",)),
+    # with a SQLite app.path the agent owns the session and memory file: one replica, like the
+    # embedded stores; with PostgreSQL every replica reaches the same state and the agent scales
+    Deployment("agent", AgentService, lambda s: s.agent, calls=("analyzer", "retriever", "reranker", "router", "engines"),
+               owns_files=lambda cfg: not is_postgres_url(cfg.app.path)),
+    Deployment("ingress", Ingress, lambda s: s.ingress, calls=("analyzer", "retriever", "router", "agent", "engines")),
+)
+
+
 def deployment_names(cfg: MedGraphConfig) -> list[str]:
-    names = ["ingress", "agent", "analyzer", "retriever", "reranker", "router"]
+    names = [d.name for d in DEPLOYMENTS]
     for name, e in deployed_engines(cfg).items():
         names.append(f"llm-{name}")
         if e.kind == "vllm":
@@ -102,10 +136,6 @@ def deployment_names(cfg: MedGraphConfig) -> list[str]:
 
 def build(cfg: MedGraphConfig) -> Application:
     s = cfg.serve
-    analyzer = serve.deployment(AnalyzerService).options(**_options("analyzer", s.analyzer, s)).bind(cfg)
-    retriever = serve.deployment(RetrieverService).options(
-        **_options("retriever", s.retriever, s, single_owner=cfg.stores.embedded)).bind(cfg)
-    reranker = serve.deployment(RerankerService).options(**_options("reranker", s.reranker, s)).bind(cfg)
     engines: dict[str, Any] = {}
     for name, e in deployed_engines(cfg).items():
         server = None
@@ -114,15 +144,13 @@ def build(cfg: MedGraphConfig) -> Application:
 
             server = build_llm_server(e, name)  # type: ignore[arg-type]
         engines[name] = serve.deployment(TierService).options(**tier_options(name, e, s)).bind(cfg, name, server)
-    classifier = engines.get(cfg.router.engine) if cfg.router.kind in ("llm", "dspy") and cfg.router.engine else None
-    router = serve.deployment(RouterService).options(**_options("router", s.router, s)).bind(cfg, classifier)
-    # with a SQLite app.path the agent owns the session and memory file: one replica, like the embedded
-    # stores; with PostgreSQL every replica reaches the same state and the agent scales
-    agent = serve.deployment(AgentService).options(
-        **_options("agent", s.agent, s, single_owner=not is_postgres_url(cfg.app.path))).bind(
-        cfg, analyzer, retriever, reranker, router, engines)
-    ingress = serve.deployment(Ingress).options(**_options("ingress", s.ingress, s))
-    return ingress.bind(cfg, analyzer, retriever, router, agent, engines)
+    r = cfg.router
+    bound: dict[str, Any] = {
+        "engines": engines, "classifier": engines.get(r.engine) if r.kind in ("llm", "dspy") and r.engine else None}
+    for d in DEPLOYMENTS:
+        options = _options(d.name, d.sizing(s), s, single_owner=d.owns_files(cfg))
+        bound[d.name] = serve.deployment(d.cls).options(**options).bind(cfg, *(bound[c] for c in d.calls))
+    return bound[DEPLOYMENTS[-1].name]  # type: ignore[no-any-return]
 
 
 def build_app(args: dict[str, Any]) -> Application:

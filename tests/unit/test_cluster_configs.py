@@ -225,3 +225,25 @@ def test_the_agent_scales_only_when_the_app_state_is_on_a_server(app_path, agent
     cfg = load_config(REPO / "configs" / "local.yaml", [f"app.path={app_path}", "serve.agent.num_replicas=2"])
     agent = next(d for d in build_app(build(cfg), name="medgraph").deployments if d.name == "agent")
     assert agent.num_replicas == agents
+
+
+class _Front:
+    def __init__(self, cfg, ingress):
+        self.ingress = ingress
+
+
+def test_a_new_deployment_is_one_row_of_the_table(monkeypatch):
+    """``serve.app.DEPLOYMENTS`` is the application: a new row is built, bound to the handles it
+    names and sized by its section, and the deployment names the manifests are checked against
+    follow it."""
+    from ray.serve._private.build_app import build_app
+
+    from serve import app
+
+    cfg = load_config(REPO / "configs" / "local.yaml")
+    row = app.Deployment("front", _Front, lambda s: s.reranker, calls=("ingress",), owns_files=lambda c: True)
+    monkeypatch.setattr(app, "DEPLOYMENTS", (*app.DEPLOYMENTS, row))  # the last row is the entry
+    built = {d.name: d for d in build_app(app.build(cfg), name="medgraph").deployments}
+    assert sorted(built) == sorted(app.deployment_names(cfg)) and "front" in built and "ingress" in built
+    assert built["front"].ray_actor_options["num_cpus"] == cfg.serve.reranker.num_cpus
+    assert built["front"].num_replicas == 1  # owns files: one replica
