@@ -131,7 +131,7 @@ def community_search(cfg: MedGraphConfig, graph: Any, vectors: Any) -> Any:
     from medgraph.community.index import CommunitySearch, summary_store
 
     try:
-        built = graph.community_meta().get("communities", 0)
+        built = sum(graph.community_levels().values())
     except Exception:  # noqa: BLE001 - a store that cannot answer now is reported by its own calls
         built = None
     if built == 0:

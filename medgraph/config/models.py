@@ -62,14 +62,11 @@ class HopConfig(_Model):
     max_chunks: int = Field(default=50, ge=1)  # an entity in more chunks than this is too common to bridge
 
 
-RetrievalPath = Literal["vector", "dense", "sparse", "feedback", "ppr", "translate", "translate_dense",
-                        "translate_feedback", "community", "hop"]
-
-
 class RetrievalConfig(_Model):
     """The query path: which retrieval paths run, how many candidates, how they are fused."""
 
-    paths: tuple[RetrievalPath, ...] = ("vector", "ppr")
+    # names in the path registry (medgraph/retrieve/paths.py; the retriever refuses an unknown one)
+    paths: tuple[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")], ...] = ("vector", "ppr")
     candidates: int = Field(default=40, ge=1)  # per path
     top_k: int = Field(default=8, ge=1)  # evidence handed to the answerer
     damping: float = Field(default=0.5, gt=0.0, lt=1.0)  # PPR: probability of following an edge
@@ -504,7 +501,6 @@ __all__ = [
     "RedisConfig",
     "RerankConfig",
     "RetrievalConfig",
-    "RetrievalPath",
     "RewriterConfig",
     "ServeConfig",
     "StageResources",

@@ -87,6 +87,6 @@ def test_the_retrieval_evaluation_runs_the_community_path_as_the_service_does(bu
 
     idx, cfg, _ = built
     assert "community" in cfg.retrieval.paths
-    analyzer, retriever, _ = query_parts(idx, cfg)
-    result = retriever.retrieve(analyzer.analyze("What are the main themes in the literature on metformin?", "en"))
+    parts = query_parts(idx, cfg)
+    result = parts.retriever.retrieve(parts.analyzer.analyze("What are the main themes in the literature on metformin?", "en"))
     assert result.per_path["community"] and "community" in result.paths_used

@@ -111,12 +111,13 @@ def test_cross_lingual_feedback_adds_the_first_passages_words(index: tuple[EvalI
     expanded = retriever.expand_sparse(glossed, top)
     assert len(expanded) > len(glossed)  # "tumour", "exenteration", ... from the passage found first
     assert set(glossed.as_dict()) <= set(expanded.as_dict())
-    assert _docs(idx, retriever.feedback_translated_paths(analysis, first, 10)["translate_feedback:en"])[0] == "rt"
-    assert retriever.feedback_translated_paths(analysis, {}, 10) == {}  # nothing found first: no feedback
+    found = retriever.search_lists("translate_feedback", analysis, 10, done=first)
+    assert _docs(idx, found["translate_feedback:en"])[0] == "rt"
+    assert retriever.search_lists("translate_feedback", analysis, 10, done={}) == {}  # nothing found first: no feedback
 
 
 def test_own_words_search_own_language_passages_and_dense_is_balanced(index: tuple[EvalIndex, object]) -> None:
-    from medgraph.retrieve.retriever import balanced
+    from medgraph.retrieve.paths import balanced
     from medgraph.stores.vector import VectorHit
 
     idx, cfg = index

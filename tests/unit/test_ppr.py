@@ -405,12 +405,11 @@ def test_the_hop_path_follows_the_first_passages_entities_to_the_second_passage(
     retriever = Retriever(cfg, Store(pairs), None, None)  # type: ignore[arg-type]
     analysis = QueryAnalysis("q", "en", seed_bias=(("A", 1.0),))
     first = {"dense": [Candidate("first", 1.0, {"dense": 1.0}), Candidate("other", 0.5, {"dense": 0.5})]}
-    hop = [c.chunk_id for c in retriever.hop_path(analysis, first, 5)]
+    hop = [c.chunk_id for c in retriever.search_path("hop", analysis, 5, done=first)]
     assert hop[0] == "second" and "first" not in hop
     # COMMON (7 chunks) seeds nothing: its chunks come only through the walk, after the bridge's
     assert max(hop.index(c) for c in ("second", "third")) < min(hop.index(c) for c in hop if c.startswith("n"))
-    assert retriever.search_path("hop", analysis, 5, done=first) == retriever.hop_path(analysis, first, 5)
-    assert retriever.hop_path(analysis, {}, 5) == []
+    assert retriever.search_path("hop", analysis, 5, done={}) == []
 
 
 def test_the_hop_path_and_seed_specificity_need_the_in_process_index() -> None:

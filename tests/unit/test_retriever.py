@@ -77,6 +77,36 @@ def test_unknown_path_is_an_error(index: tuple[EvalIndex, object]) -> None:
     idx, cfg = index
     with pytest.raises(ValueError, match="unknown retrieval path"):
         Retriever(cfg.retrieval, idx.graph, idx.vectors, idx.embedder).search_path("bogus", QueryAnalysis("x", "en"), 5)
+    configured = cfg.retrieval.model_copy(update={"paths": ("dense", "bogus")})
+    with pytest.raises(ValueError, match=r"unknown retrieval paths \['bogus'\]; known: .*dense"):
+        Retriever(configured, idx.graph, idx.vectors, idx.embedder)
+
+
+def test_a_new_retrieval_path_is_one_registered_class(index: tuple[EvalIndex, object], monkeypatch) -> None:
+    """A path is a class with ``search`` and one ``register_path`` call: named in
+    ``retrieval.paths`` it runs, is timed, and its list is fused with its weight."""
+    from medgraph.retrieve import paths
+    from medgraph.retrieve.types import Candidate
+
+    idx, cfg = index
+
+    class Newest:
+        name, after = "newest", False
+
+        def search(self, s):  # the last chunks written, as a stand-in for a real signal
+            ids = sorted(idx.chunk_doc)[-2:]
+            return {self.name: [Candidate(i, 1.0 / n, {self.name: 1.0}) for n, i in enumerate(ids, 1)]}
+
+    monkeypatch.setattr(paths, "PATHS", dict(paths.PATHS))
+    monkeypatch.setattr("medgraph.retrieve.retriever.PATHS", paths.PATHS)
+    paths.register_path(Newest())
+    rcfg = cfg.retrieval.model_copy(update={"paths": ("sparse", "newest"), "weights": {"sparse": 1.0, "newest": 5.0}})
+    result = Retriever(rcfg, idx.graph, idx.vectors, idx.embedder).retrieve(QueryAnalysis("metformin", "en"))
+    assert [c.chunk_id for c in result.per_path["newest"]] == sorted(idx.chunk_doc)[-2:]
+    assert "newest" in result.timings_ms and "newest" in result.paths_used
+    assert result.candidates[0].chunk_id == sorted(idx.chunk_doc)[-2]  # weight 5: its first is first
+    with pytest.raises(ValueError, match="no ':'"):
+        paths.register_path(type("Bad", (), {"name": "a:b", "after": False, "search": Newest.search})())
 
 
 def test_ppr_path_needs_the_configured_number_of_question_entities() -> None:
