@@ -20,10 +20,9 @@ Nothing here imports Ray.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +31,7 @@ from medgraph.config import MedGraphConfig
 if TYPE_CHECKING:
     from medgraph.agent.graph import AgentSettings
     from medgraph.link import EntityExtractor
-    from medgraph.literature.base import LiteratureRecord, LiteratureSource
+    from medgraph.literature.base import LiteratureSource
     from medgraph.retrieve.query import QueryAnalyzer
     from medgraph.retrieve.rerank import CandidateReranker
     from medgraph.retrieve.retriever import Retriever
@@ -175,28 +174,6 @@ def build_sources(cfg: MedGraphConfig) -> list[LiteratureSource]:
     from medgraph.literature import make_sources
 
     return make_sources(cfg.gaps) if cfg.gaps.enabled else []
-
-
-async def fetch_first(sources: Sequence[LiteratureSource], terms: list[str], max_results: int,
-                      time_budget_s: float) -> list[LiteratureRecord]:
-    """The records of the first source (in config order) that has literature for ``terms``, each
-    search within the time budget; a source that fails or runs late is skipped. All failed: a
-    ``SourceError`` naming each."""
-    from medgraph.literature.base import SourceError
-
-    errors = []
-    for source in sources:
-        try:
-            records = await asyncio.wait_for(
-                asyncio.to_thread(source.search, terms, max_results, time_budget_s), time_budget_s)
-        except (SourceError, TimeoutError) as exc:  # the next source may have it
-            errors.append(f"{source.name}: {exc or 'timed out'}")
-            continue
-        if records:
-            return list(records)
-    if errors:
-        raise SourceError("; ".join(errors))
-    return []
 
 
 # --- the agent's own parts -------------------------------------------------------------------

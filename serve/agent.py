@@ -176,7 +176,7 @@ class AgentService:
     async def _fetch(self, gap: Any) -> list[Any]:
         """The first source that has literature for the gap's entities (sources in config order),
         each search within the gap-completion time budget."""
-        from medgraph.assemble import fetch_first
+        from medgraph.literature import fetch_first
 
         g = self.cfg.gaps
         terms = await self._call(self.analyzer.search_terms, gap)

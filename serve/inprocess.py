@@ -57,7 +57,8 @@ class _EngineHandle:
 def build_agent(cfg: MedGraphConfig) -> InProcessAgent:
     """An in-process agent over the config's stores (gap completion and memory as configured)."""
     from medgraph.agent.graph import Agent, AgentDeps
-    from medgraph.assemble import LocalEngines, build_agent_parts, fetch_first
+    from medgraph.assemble import LocalEngines, build_agent_parts
+    from medgraph.literature import fetch_first
     from serve.calls import BoundedStore, StatePool
     from serve.services import AnalyzerService, RerankerService, RetrieverService, RouterService
 

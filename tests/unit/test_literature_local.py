@@ -69,3 +69,32 @@ def test_missing_directory_and_bad_terms(tmp_path: Path) -> None:
         LocalDirectorySource(str(tmp_path / "nope")).search(["lead"])
     with pytest.raises(ValueError, match="no search terms"):
         LocalDirectorySource(str(tmp_path)).search(["  "])
+
+
+def test_the_first_source_with_records_answers_and_a_failing_one_is_skipped() -> None:
+    """``fetch_first``: the agent's fetch step, in the deployment and in process alike."""
+    import asyncio
+    import time
+
+    from medgraph.literature import LiteratureRecord, fetch_first
+
+    record = LiteratureRecord("pmid-1", "Metformin", "Metformin lowers glucose.", source="pubmed")
+
+    class Source:
+        def __init__(self, name, result=(), error=None, delay=0.0):
+            self.name, self.result, self.error, self.delay, self.asked = name, list(result), error, delay, 0
+
+        def search(self, terms, max_results, time_budget_s):
+            self.asked += 1
+            time.sleep(self.delay)
+            if self.error:
+                raise self.error
+            return self.result
+
+    down, slow = Source("down", error=SourceError("HTTP 503")), Source("slow", [record], delay=2.0)
+    empty, good, later = Source("empty"), Source("good", [record]), Source("later", [record])
+    assert asyncio.run(fetch_first([down, slow, empty, good, later], ["metformin"], 5, 0.5)) == [record]
+    assert (down.asked, slow.asked, empty.asked, good.asked, later.asked) == (1, 1, 1, 1, 0)
+    with pytest.raises(SourceError, match=r"down: HTTP 503; slow: timed out"):
+        asyncio.run(fetch_first([down, slow], ["metformin"], 5, 0.5))
+    assert asyncio.run(fetch_first([empty], ["metformin"], 5, 0.5)) == []
