@@ -47,9 +47,11 @@ MAX_SENTENCES = 40  # per section: a template longer than this is cut
 
 @dataclass(frozen=True)
 class Pool:
-    """The templates (real abstracts) and the sentences the articles are drawn from."""
+    """The templates (real abstracts), each one's sentences per section (``shapes``, the slots an
+    article fills), and the sentences the articles are drawn from."""
 
     templates: tuple[Article, ...]
+    shapes: tuple[tuple[int, ...], ...]
     sentences: tuple[str, ...]
 
 
@@ -73,17 +75,18 @@ def load_pool(shared: Path) -> Pool:
     templates = tuple(a for a in articles if a.title and any(text for _, text in a.sections))
     if not sentences or not templates:
         raise SystemExit(f"no abstracts found under {shared} (SciFact, PubMedQA, BC5CDR expected)")
-    return Pool(templates, sentences)
+    shapes = tuple(tuple(min(max(len(split_sentences(text)), 1), MAX_SENTENCES) for _, text in t.sections)
+                   for t in templates)
+    return Pool(templates, shapes, sentences)
 
 
 def article(pool: Pool, i: int, seed: int = 0) -> Article:
     """Article ``i`` of the corpus with ``seed``: the same whatever the corpus size."""
     rng = random.Random(seed * 1_000_003 + i)
-    template = pool.templates[rng.randrange(len(pool.templates))]
-    sections = []
-    for label, text in template.sections:
-        n = min(max(len(split_sentences(text)), 1), MAX_SENTENCES)
-        sections.append((label, " ".join(pool.sentences[rng.randrange(len(pool.sentences))] for _ in range(n))))
+    k = rng.randrange(len(pool.templates))
+    template = pool.templates[k]
+    sections = [(label, " ".join(pool.sentences[rng.randrange(len(pool.sentences))] for _ in range(n)))
+                for (label, _), n in zip(template.sections, pool.shapes[k], strict=True)]
     return Article(str(FIRST_PMID + i), template.title, tuple(sections), template.year)
 
 

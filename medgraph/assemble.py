@@ -10,7 +10,7 @@ What differs between the callers is passed in, never rebuilt here:
 - the stores: the Serve retriever opens ``cfg.stores``, the evaluation its cached index;
 - the model tiers' chat: ``chat_for(engine, max_tokens)`` returns a blocking
   ``chat(messages, params=None) -> str`` on engine ``engine`` (a Serve handle in the app, the engine
-  object in process; ``local_chat_for``). ``chat_for=None`` builds the offline tiers only, and a
+  object in process: ``LocalEngines.chat_for``). ``chat_for=None`` builds the offline tiers only, and a
   configured model tier raises a ``ValueError`` that names the engine it needed;
 - how earlier conversation turns are linked (``find_entities``: the analyzer deployment in the app,
   the analyzer object in process).

@@ -134,8 +134,7 @@ class AgentService:
     def _link(self, text: str) -> list[tuple[str, str]]:
         """The linked entities of ``text`` (analyzer deployment), for the rewriter's rules: earlier
         turns that carry no entities (history sent by an API caller)."""
-        analysis = self.analyzer.analyze.remote(text, None).result(timeout_s=self.timeout_s)
-        return [(m.mesh_id, m.surface) for m in analysis.mentions if m.mesh_id]
+        return list(self.analyzer.analyze.remote(text, None).result(timeout_s=self.timeout_s).linked)
 
     # --- calls to the other deployments (with timeouts; outages become AgentUnavailable) ---------
 

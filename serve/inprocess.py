@@ -72,7 +72,7 @@ def build_agent(cfg: MedGraphConfig) -> InProcessAgent:
                            else None)
 
     def link(text: str) -> list[tuple[str, str]]:
-        return [(m.mesh_id, m.surface) for m in analyzer.analyze(text).mentions if m.mesh_id]
+        return list(analyzer.analyze(text).linked)
 
     parts = build_agent_parts(cfg, engines.chat_for, link)
     g = cfg.gaps

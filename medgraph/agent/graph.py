@@ -501,7 +501,7 @@ async def guard_output(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
 async def persist(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     req, answer = state["request"], state["answer"]
     analysis = state.get("analysis")
-    entities = tuple((m.mesh_id, m.surface) for m in analysis.mentions if m.mesh_id) if analysis else ()
+    entities = analysis.linked if analysis else ()
     if deps.sessions is not None and state.get("session_id"):
         await asyncio.to_thread(deps.sessions.add_message, state["session_id"], "user", req.question, entities)
         await asyncio.to_thread(deps.sessions.add_message, state["session_id"], "assistant", answer.content)

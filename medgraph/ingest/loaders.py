@@ -113,10 +113,6 @@ def register_format(fmt: InputFormat) -> InputFormat:
     return fmt
 
 
-def supported_suffixes() -> set[str]:
-    return {s for f in FORMATS.values() for s in f.suffixes}
-
-
 def file_suffix(location: Location) -> str:
     """The format suffix of a file name, ``.gz`` looked through for formats that may be gzipped
     ("a.xml.gz" → ".xml"; "a.pdf" → ".pdf"; "a.txt.gz" → ".gz", not supported)."""

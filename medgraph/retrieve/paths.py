@@ -207,13 +207,17 @@ class DensePath(_Path):
         return {self.name: [hit(h, self.name) for h in hits]}
 
 
+def _sparse(s: Search, vector: SparseVector, limit: int) -> list[Any]:
+    """Sparse hits of ``vector`` among the passages the question's own words may search."""
+    return list(s.by.vectors.search_sparse(vector, limit, _lexical_language(s)))
+
+
 class SparsePath(_Path):
     name = "sparse"
 
     def search(self, s: Search) -> Lists:
         sparse = s.qv.sparse
-        hits = s.by.vectors.search_sparse(sparse, s.limit, _lexical_language(s)) if sparse is not None else []
-        return {self.name: [hit(h, self.name) for h in hits]}
+        return {self.name: [hit(h, self.name) for h in _sparse(s, sparse, s.limit)] if sparse is not None else []}
 
 
 class FeedbackPath(_Path):
@@ -223,10 +227,9 @@ class FeedbackPath(_Path):
         sparse = s.qv.sparse
         if sparse is None:
             return {self.name: []}
-        first = s.found.get("sparse") or SparsePath().search(
-            Search(s.by, s.analysis, s.cfg.feedback.docs, s.qv, {}, s.weights, {}))[SparsePath.name]
+        first = s.found.get(SparsePath.name) or _sparse(s, sparse, s.cfg.feedback.docs)
         expanded = s.by.expand_sparse(sparse, [c.chunk_id for c in first])
-        return {self.name: [hit(h, self.name) for h in s.by.vectors.search_sparse(expanded, s.limit, _lexical_language(s))]}
+        return {self.name: [hit(h, self.name) for h in _sparse(s, expanded, s.limit)]}
 
 
 class TranslatePath(_Path):

@@ -50,6 +50,11 @@ class QueryAnalysis:
         return list(dict.fromkeys([*names, *surfaces]))
 
     @property
+    def linked(self) -> tuple[tuple[str, str], ...]:
+        """(MeSH ID, surface) of each linked mention, in order."""
+        return tuple((m.mesh_id, m.surface) for m in self.mentions if m.mesh_id)
+
+    @property
     def entity_ids(self) -> list[str]:
         """The question's own linked MeSH IDs, in order of mention (no ``seed_bias``)."""
         return list(dict.fromkeys(m.mesh_id for m in self.mentions if m.mesh_id))
