@@ -237,7 +237,8 @@ def with_interests(analysis: QueryAnalysis, interests: Sequence[tuple[str, float
 async def semantic(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     result = await deps.retrieve(state["analysis"])
     ranked = await deps.rerank(state["question"], result.candidates)
-    return {"semantic": ranked, "paths_used": list(result.paths_used)}
+    # the analysis as retrieved carries the question's query vector to the answer step
+    return {"semantic": ranked, "paths_used": list(result.paths_used), "analysis": result.analysis}
 
 
 async def relational(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
@@ -252,8 +253,9 @@ def _hop_tools(state: AgentState, deps: AgentDeps) -> Any:
     async def analyze(text: str, language: str) -> QueryAnalysis:
         return await deps.analyze(text, language)
 
-    async def retrieve(analysis: QueryAnalysis) -> list[Candidate]:  # each hop reranked against its own text
-        return await deps.rerank(analysis.text, (await deps.retrieve(analysis)).candidates)
+    async def retrieve(analysis: QueryAnalysis) -> tuple[list[Candidate], QueryAnalysis]:
+        result = await deps.retrieve(analysis)  # each hop reranked against its own text
+        return await deps.rerank(analysis.text, result.candidates), result.analysis
 
     # _may_plan: no plan without them
     assert deps.bridges is not None and deps.entity_name is not None and deps.mentions is not None

@@ -50,7 +50,8 @@ class HopTools:
     """What running hops calls (async: Serve handles in the agent, local objects in the benchmark)."""
 
     analyze: Callable[[str, str], Awaitable[QueryAnalysis]]
-    retrieve: Callable[[QueryAnalysis], Awaitable[list[Candidate]]]  # ranked (reranked in the agent)
+    # ranked candidates (reranked in the agent) and the analysis as retrieved (its query vector)
+    retrieve: Callable[[QueryAnalysis], Awaitable[tuple[list[Candidate], QueryAnalysis]]]
     bridges: Callable[[list[str], set[str]], Awaitable[list[tuple[str, float]]]]  # Retriever.bridge_entities
     name: Callable[[str, str], Awaitable[str | None]]  # (MeSH ID, language) -> its name
     mentions: Callable[[list[str]], Awaitable[dict[str, set[str]]]]  # chunk ID -> MeSH IDs it names
@@ -62,8 +63,9 @@ class HopTools:
         async def analyze(text: str, language: str) -> QueryAnalysis:
             return analyzer.analyze(text, language)  # type: ignore[no-any-return]
 
-        async def retrieve(analysis: QueryAnalysis) -> list[Candidate]:
-            return retriever.retrieve(analysis).candidates  # type: ignore[no-any-return]
+        async def retrieve(analysis: QueryAnalysis) -> tuple[list[Candidate], QueryAnalysis]:
+            result = retriever.retrieve(analysis)
+            return result.candidates, result.analysis
 
         async def bridges(chunk_ids: list[str], exclude: set[str]) -> list[tuple[str, float]]:
             return retriever.bridge_entities(chunk_ids, exclude)  # type: ignore[no-any-return]
@@ -119,8 +121,7 @@ async def retrieve_hop(hop: Hop, refs: Sequence[int], hops: list[Hop], language:
                 seeds[mesh_id] = 1.0 / (rank + 1)
     if seeds:  # the bridge entities seed PPR beside the sub-query's own entities
         analysis = replace(analysis, seed_bias=(*analysis.seed_bias, *seeds.items()))
-    hop.analysis = analysis
-    hop.candidates = await tools.retrieve(analysis)
+    hop.candidates, hop.analysis = await tools.retrieve(analysis)
     top = [c.chunk_id for c in hop.candidates[: settings.top_k]]
     bridges = {hops[n - 1].answer_id for n in refs} - {None}
     if bridges:  # grounded only by passages that name the sub-answer, other than those it came from

@@ -29,6 +29,7 @@ only in its lead line.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from medgraph.config.models import AnswerConfig
@@ -68,11 +69,14 @@ class ExtractiveComposer:
         self.cfg = cfg
         self.embedder: Any = embedder if embedder is not None and getattr(embedder, "has_dense", False) else None
 
-    def _dense(self, question: str, sentences: list[str]) -> list[float]:
+    def _dense(self, question: str, sentences: list[str], analysis: QueryAnalysis | None = None) -> list[float]:
+        """The sentences' dense feature: their passage vectors' cosine to the question's query vector,
+        the one the retriever carried in ``analysis.query_dense`` where it is this question's."""
         import numpy as np
 
         e = self.embedder
-        q = e.embed_query_dense([question])[0]
+        carried = analysis.query_dense if analysis is not None and analysis.text == question else ()
+        q = np.asarray(carried, dtype=np.float32) if len(carried) == e.dim else e.embed_query_dense([question])[0]
         cut = [s[:DENSE_SENTENCE_CHARS] for s in sentences]  # list items run long; their start says what they are
         return [dense_feature(e, float(np.dot(q, v))) for v in e.embed_dense(cut)]
 
@@ -99,7 +103,7 @@ class ExtractiveComposer:
 
     def select(self, analysis: QueryAnalysis, usable: list[Candidate]) -> list[ScoredSentence]:
         """The sentences that answer, in evidence then text order; [] when none should be quoted."""
-        dense = self._dense if self.embedder is not None else None
+        dense = partial(self._dense, analysis=analysis) if self.embedder is not None else None
         readable = [c for c in usable if c.chunk is not None and c.chunk.language in (analysis.language, "en")]
         scored = score_sentences(analysis, readable, self.cfg.sentence_weights, dense, self.cfg.sentence_dense,
                                  self.cfg.dense_passages, self.cfg.dense_max_sentences)

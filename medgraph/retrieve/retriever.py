@@ -14,8 +14,10 @@ corpus: the untranslated sparse searches weigh less).
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -34,9 +36,12 @@ log = logging.getLogger(__name__)
 __all__ = ["QueryVectors", "RetrievalResult", "Retriever"]
 
 
+QUERY_VECTORS_KEPT = 256  # the latest questions' query vectors, per retriever
+
+
 @dataclass
 class RetrievalResult:
-    analysis: QueryAnalysis
+    analysis: QueryAnalysis  # as retrieved, with its ``query_dense`` vector
     candidates: list[Candidate]
     per_path: dict[str, list[Candidate]] = field(default_factory=dict)
     paths_used: list[str] = field(default_factory=list)
@@ -56,6 +61,10 @@ class Retriever:
         self.embedder = embedder
         self.communities = communities  # medgraph.community.index.CommunitySearch, for the community path
         self.ppr_index: ProcessPPR | None = None  # the in-process PPR index (ppr_engine: process)
+        # (text, language) -> its query vectors: the relational channel's featurisation and a
+        # repeated hop reuse the retrieval's, rather than embed the same question again
+        self._query_vectors: OrderedDict[tuple[str, str], QueryVectors] = OrderedDict()
+        self._query_vectors_lock = threading.Lock()
         if cfg.ppr_engine == "process" and _has_incidence(graph):
             self.ppr_index = ProcessPPR(graph, poll_s=cfg.ppr_refresh_s)
 
@@ -92,11 +101,29 @@ class Retriever:
         return hits
 
     def query_vectors(self, analysis: QueryAnalysis) -> QueryVectors:
+        """The question's dense and sparse query vectors: embedded once per question (the latest
+        ``QUERY_VECTORS_KEPT`` are kept; a ``query_dense`` the analysis carries is used as it is)."""
+        key = (analysis.text, analysis.language)
+        with self._query_vectors_lock:
+            kept = self._query_vectors.get(key)
+            if kept is not None:
+                self._query_vectors.move_to_end(key)
+                return kept
         e = self.embedder
-        return QueryVectors(
-            e.embed_query_dense([analysis.text])[0] if e.has_dense else None,
-            e.embed_query_sparse([analysis.text], [analysis.language])[0] if e.has_sparse else None,
+        dense = None
+        if e.has_dense:
+            carried = analysis.query_dense
+            dense = (np.asarray(carried, dtype=np.float32) if len(carried) == e.dim
+                     else e.embed_query_dense([analysis.text])[0])
+            dense.setflags(write=False)  # kept and shared: nobody may change it in place
+        vectors = QueryVectors(
+            dense, e.embed_query_sparse([analysis.text], [analysis.language])[0] if e.has_sparse else None
         )
+        with self._query_vectors_lock:
+            self._query_vectors[key] = vectors
+            while len(self._query_vectors) > QUERY_VECTORS_KEPT:
+                self._query_vectors.popitem(last=False)
+        return vectors
 
     def search_lists(self, path: str, analysis: QueryAnalysis, limit: int, qv: QueryVectors | None = None,
                      done: dict[str, list[Candidate]] | None = None,
@@ -176,6 +203,8 @@ class Retriever:
         self._load_and_featurise(analysis, fused, qv, list(translations.items()))
         timings["features"] = round((time.perf_counter() - start) * 1000, 2)
         used = [p for p, hits in per_path.items() if hits]
+        if qv.dense is not None:  # carried to the answer step (QueryAnalysis.query_dense)
+            analysis = replace(analysis, query_dense=tuple(qv.dense.tolist()))
         return RetrievalResult(analysis, fused, per_path, used, timings, translations)
 
     def featurise(self, analysis: QueryAnalysis, cands: list[Candidate]) -> None:

@@ -27,6 +27,10 @@ class QueryAnalysis:
     entity_names: tuple[tuple[str, str, str], ...] = ()
     # the translations word by word, as searched: ((language, gloss groups), ...) (``translate``)
     glosses: tuple[tuple[str, GlossGroups], ...] = ()
+    # the question's dense query vector once the retriever has embedded it (``RetrievalResult.analysis``
+    # carries it): the answer step reuses it rather than embed the question again. Not compared,
+    # not in ``to_dict``: the same question with or without it is the same analysis.
+    query_dense: tuple[float, ...] = field(default=(), compare=False, repr=False)
 
     def glosses_in(self, language: str) -> GlossGroups:
         """The gloss groups of the translation into ``language`` (() when there is none)."""

@@ -172,7 +172,7 @@ def test_dense_sentence_feature_finds_the_cross_lingual_answer(e5):
     calls: list[int] = []
     composer = ExtractiveComposer(AnswerConfig(sentence_dense="cross_lingual", max_sentences=1), e5)
     real = composer._dense
-    composer._dense = lambda q, sentences: calls.append(len(sentences)) or real(q, sentences)  # type: ignore[method-assign]
+    composer._dense = lambda q, sentences, analysis=None: calls.append(len(sentences)) or real(q, sentences, analysis)  # type: ignore[method-assign]
     answer = composer.generate(analysis.text, analysis, evidence)
     assert not answer.refused and calls == [3]
     assert answer.sentences[0][0].startswith("Use soap and water")

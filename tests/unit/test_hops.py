@@ -218,6 +218,8 @@ def test_the_bridge_entity_of_the_first_hop_leads_the_second(hop_world: dict[str
     assert "Warfarin" in second.text and "#1" not in second.text
     assert [hop_world["doc_of"](c.chunk_id) for c in second.candidates][0] == "registry"
     assert first.supported and second.supported
+    # each hop's analysis as retrieved carries its query vector to the hop's answer
+    assert all(len(h.analysis.query_dense) == hop_world["idx"].embedder.dim > 0 for h in state["hops"])
     assert [h["hop"] for h in streamed] == [1, 2, 2]  # both hops, then hop 2 once more
     assert streamed[1]["answer"] is None and "Digoxin" in streamed[1]["resolved"]
     cited = {c.doc_id for c in state["answer"].citations}
