@@ -153,22 +153,30 @@ class EmbeddedGraphStore:
         with self._lock, self._db:
             for doc_id in doc_ids:
                 ids = [r[0] for r in self._db.execute("SELECT chunk_id FROM chunks WHERE doc_id=?", (doc_id,))]
-                result.entities_removed += self._delete_chunks(ids)
                 result.chunk_ids.extend(ids)
                 result.documents += self._db.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,)).rowcount
+            result.entities_removed = self._delete_chunks(result.chunk_ids)  # once for the whole batch
         return result
 
     def _delete_chunks(self, chunk_ids: list[str]) -> int:
-        """Delete chunks and their mentions, then entities left with no mention; returns that count."""
+        """Delete chunks and their mentions, then the entities they mentioned that no mention is left
+        of; returns that count. Only those entities are checked (each through the mention index),
+        so a delete costs what it removes, not the size of the store."""
         if not chunk_ids:
             return 0
-        params = [(c,) for c in chunk_ids]
+        params = [(c,) for c in dict.fromkeys(chunk_ids)]
+        touched = {mesh_id for (c,) in params
+                   for (mesh_id,) in self._db.execute("SELECT DISTINCT mesh_id FROM mentions WHERE chunk_id=?", (c,))}
         self._db.executemany("DELETE FROM mentions WHERE chunk_id=?", params)
         self._db.executemany("DELETE FROM chunks WHERE chunk_id=?", params)
         self._version += 1
-        return self._db.execute(
-            "DELETE FROM entities WHERE mesh_id NOT IN (SELECT DISTINCT mesh_id FROM mentions)"
-        ).rowcount
+        removed = 0
+        for mesh_id in touched:
+            removed += self._db.execute(
+                "DELETE FROM entities WHERE mesh_id=? AND NOT EXISTS (SELECT 1 FROM mentions WHERE mesh_id=?)",
+                (mesh_id, mesh_id),
+            ).rowcount
+        return removed
 
     # --- runs and failures --------------------------------------------------------------
 

@@ -166,6 +166,17 @@ def test_delete_removes_chunks_mentions_and_orphaned_entities_only(store):
     assert store.get_chunks(["d1-a-0"]) == [] and store.chunk_mentions("d1-a-0") == []
 
 
+def test_documents_deleted_together_remove_the_entities_only_they_mentioned(store):
+    write_doc(store, "d1", [["D1", "D2"]], doc_hash="a")
+    write_doc(store, "d2", [["D2", "D4"]], doc_hash="b")
+    write_doc(store, "d3", [["D4"]], doc_hash="c")
+    result = store.delete_documents(["d1", "d2"])
+    assert result.documents == 2 and sorted(result.chunk_ids) == ["d1-a-0", "d2-b-0"]
+    assert result.entities_removed == 2  # D1 and D2; D4 is still mentioned by d3
+    assert store.get_entity("D2") is None and store.get_entity("D4") is not None
+    assert store.counts()["entities"] == 1 and store.counts()["mentions"] == 1
+
+
 def test_reads_back_chunks_entities_and_mentions(store):
     write_doc(store, "d1", [["D1", "D2", "D1"], ["R9"]], source_id="PMID:1")
     got = store.get_chunks(["d1-h1-1", "missing", "d1-h1-0"])
