@@ -29,19 +29,17 @@ quality against the float32 path: docs/retrieval.md ("Dense path").
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from medgraph.embed.base import EmbedderError, FloatArray
-from medgraph.embed.e5 import DEFAULT_BATCH_SIZE, E5Embedder
+from medgraph.embed.e5 import E5Embedder
 from medgraph.embed.e5_kernels import dequantise_q4_0
 
 _OPSET = 18  # LayerNormalization (17), ReduceMax with its axes as an input (18)
 _MS = "com.microsoft"  # ONNX Runtime's contrib operators: DynamicQuantizeMatMul, MultiHeadAttention, Gelu
-_PARTS = ("q", "k", "v", "ao", "fi", "fo")  # the file's matrices per layer
 
 
 def quantise_columns(weight: FloatArray) -> tuple[NDArray[np.int8], FloatArray]:
@@ -60,11 +58,6 @@ class E5Int8Embedder(E5Embedder):
     # float32 path over 24 PubMedQA abstracts: 0.9973 with none, 0.9993 with the feed-forward output
     # (fo), 0.9995 with fi as well at 8% less speed (docs/retrieval.md)
     row_parts: frozenset[str] = frozenset({"fo"})
-
-    def __init__(
-        self, threads: int = 1, batch_size: int = DEFAULT_BATCH_SIZE, model_path: str | Path | None = None
-    ) -> None:
-        super().__init__(threads=threads, batch_size=batch_size, model_path=model_path)
 
     # ------------------------------------------------------------------ loading
     def _load_encoder(self) -> None:
@@ -139,7 +132,7 @@ class E5Int8Embedder(E5Embedder):
         x = "x"
         for i in range(self._n_layers):
             p = f"l{i}."
-            q, k, v = (linear(x, p + part, hidden) for part in _PARTS[:3])
+            q, k, v = (linear(x, p + part, hidden) for part in ("q", "k", "v"))
             ctx = node("MultiHeadAttention", [q, k, v], p + "mha", domain=_MS, num_heads=self._heads)
             x = add_norm(x, linear(ctx, p + "ao", hidden), p + "aln")
             mid = node("Gelu", [linear(x, p + "fi", hidden)], p + "gelu", domain=_MS)
