@@ -170,13 +170,10 @@ class EmbeddedGraphStore:
         self._db.executemany("DELETE FROM mentions WHERE chunk_id=?", params)
         self._db.executemany("DELETE FROM chunks WHERE chunk_id=?", params)
         self._version += 1
-        removed = 0
-        for mesh_id in touched:
-            removed += self._db.execute(
-                "DELETE FROM entities WHERE mesh_id=? AND NOT EXISTS (SELECT 1 FROM mentions WHERE mesh_id=?)",
-                (mesh_id, mesh_id),
-            ).rowcount
-        return removed
+        return self._db.executemany(  # rowcount: the rows all the statements deleted
+            "DELETE FROM entities WHERE mesh_id=?1 AND NOT EXISTS (SELECT 1 FROM mentions WHERE mesh_id=?1)",
+            [(m,) for m in touched],
+        ).rowcount
 
     # --- runs and failures --------------------------------------------------------------
 
