@@ -58,7 +58,7 @@ def expand(cfg: MedGraphConfig, run_id: str, build: Callable[..., dict[str, Any]
     errors: list[str] = []
     for mesh_id, _ in entities:
         entity = vocab.get(mesh_id)
-        terms = search_terms(Gap("weak", (mesh_id,), (entity.name if entity else mesh_id,), "frontier"), vocab)
+        terms = search_terms(Gap("weak", (mesh_id,), (entity.name if entity else mesh_id,), "frontier"), vocab.get)
         for source in sources:
             try:
                 records = source.search(terms, f.per_entity, f.timeout_s)

@@ -30,11 +30,15 @@ from medgraph.config import MedGraphConfig
 
 if TYPE_CHECKING:
     from medgraph.agent.graph import AgentSettings
+    from medgraph.embed.base import Embedder
     from medgraph.link import EntityExtractor
     from medgraph.literature.base import LiteratureSource
+    from medgraph.literature.ingest import LiveIngestor
     from medgraph.retrieve.query import QueryAnalyzer
     from medgraph.retrieve.rerank import CandidateReranker
     from medgraph.retrieve.retriever import Retriever
+    from medgraph.stores.graph import GraphStore
+    from medgraph.stores.vector import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -159,8 +163,8 @@ def build_reranker(cfg: MedGraphConfig) -> CandidateReranker:
     return make_reranker(cfg.rerank)
 
 
-def build_ingestor(cfg: MedGraphConfig, graph: Any, vectors: Any, extractor: EntityExtractor | None,
-                   embedder: Any) -> Any:
+def build_ingestor(cfg: MedGraphConfig, graph: GraphStore, vectors: VectorStore, extractor: EntityExtractor | None,
+                   embedder: Embedder) -> LiveIngestor:
     """Live ingestion of fetched literature into ``graph`` and ``vectors`` (gap completion)."""
     from medgraph.literature.ingest import LiveIngestor
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medgraph.agent.graph import Agent, AgentDeps, AgentRequest, AgentState, summary
 from medgraph.config import MedGraphConfig
@@ -27,6 +27,9 @@ from medgraph.llm.base import ModelUnavailable
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.stores.errors import StoreError
 from serve import calls
+
+if TYPE_CHECKING:
+    from ray.serve.handle import DeploymentHandle
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +92,10 @@ def answer_body(state: AgentState) -> dict[str, Any]:
 
 
 class AgentService:
-    def __init__(self, cfg: MedGraphConfig, analyzer: Any, retriever: Any, reranker: Any, router: Any,
-                 engines: dict[str, Any]) -> None:
+    def __init__(self, cfg: MedGraphConfig, analyzer: DeploymentHandle, retriever: DeploymentHandle,
+                 reranker: DeploymentHandle, router: DeploymentHandle, engines: dict[str, DeploymentHandle]) -> None:
+        """The handles of the deployments it calls (``serve/app.py``): analyzer, retriever, reranker,
+        router (``serve/services.py``) and one ``TierService`` per engine name."""
         from medgraph.assemble import build_agent_parts
 
         self.cfg = cfg

@@ -25,11 +25,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from medgraph.config import MedGraphConfig
+from medgraph.llm.base import ChatParams
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.route.types import RouteDecision
+from medgraph.stores.graph import CommunityStore, GraphReader, GraphStore, RunLog
+
+if TYPE_CHECKING:
+    from medgraph.link import EntityExtractor
+    from medgraph.literature.base import LiteratureRecord
+    from medgraph.literature.gaps import Gap
+    from medgraph.literature.ingest import IngestReport, LiveIngestor
+    from medgraph.retrieve.retriever import RetrievalResult, Retriever
+    from medgraph.schemas import Chunk
+    from medgraph.stores.vector import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -62,50 +74,27 @@ class AnalyzerService:
         result = self.extractor.linker.link(name, language or "en")
         return result.mesh_id
 
-    def search_terms(self, gap: Any) -> list[str]:
+    def search_terms(self, gap: Gap) -> list[str]:
         """A gap's entities' English MeSH names and synonyms (the vocabulary knows entities the
         corpus never mentions), for the literature sources."""
         from medgraph.literature.gaps import search_terms
 
-        return search_terms(gap, self.extractor.vocab)
+        return search_terms(gap, self.extractor.vocab.get)
 
     def stats(self) -> dict[str, int]:
         return {"analysis_cache_hits": self.analyzer.hits, "analysis_cache_misses": self.analyzer.misses}
 
 
-class RetrieverService:
-    def __init__(self, cfg: MedGraphConfig, extractor: Any = None) -> None:
-        """``extractor``: NER + linking for live ingestion, when the caller has one loaded (the
-        in-process agent shares its analyzer's); else loaded here on first use."""
-        from medgraph.assemble import build_retriever
-        from medgraph.stores import make_graph_store, make_vector_store
+class ExplorerStore(GraphReader, CommunityStore, RunLog, Protocol):
+    """What the explorer reads of the graph store: the graph, its communities and the build log."""
 
-        self.cfg = cfg
-        self.graph = make_graph_store(cfg.stores.graph)
-        self.vectors = make_vector_store(cfg.stores.vector)
-        self.retriever = build_retriever(cfg, self.graph, self.vectors)
-        self._extractor = extractor
-        self._ingest_lock = threading.Lock()
-        self._live_ingestor: Any = None
-        if cfg.gaps.enabled and cfg.gaps.sources:
-            # gap completion ingests in this replica: load its NER + linking now, in the background,
-            # rather than inside the first gap's time budget
-            threading.Thread(target=self._ingestor, name="ingestor-warm-up", daemon=True).start()
 
-    def retrieve(self, analysis: QueryAnalysis) -> Any:
-        return self.retriever.retrieve(analysis)
+class GraphExplorer:
+    """The explorer's and the corpus page's reads (no retrieval, no writes): an entity's
+    neighbourhood, the chunks two entities share, one passage, the communities, the builds."""
 
-    def bridge_entities(self, chunk_ids: list[str], exclude: set[str]) -> list[tuple[str, float]]:
-        """A hop's candidate sub-answers: the entities joining its passages to others (``Retriever``)."""
-        return self.retriever.bridge_entities(chunk_ids, exclude)
-
-    def chunk_entities(self, chunk_ids: list[str]) -> dict[str, set[str]]:
-        return self.graph.chunk_entities(chunk_ids)
-
-    def entity_name(self, mesh_id: str, language: str) -> str | None:
-        from medgraph.agent.hops import entity_name
-
-        return entity_name(self.graph.get_entity(mesh_id), language)
+    def __init__(self, graph: ExplorerStore) -> None:
+        self.graph = graph
 
     def entity(self, mesh_id: str, hops: int = 1, limit: int = 25) -> dict[str, Any] | None:
         entity = self.graph.get_entity(mesh_id)
@@ -131,19 +120,17 @@ class RetrieverService:
         found = self.graph.get_chunks([chunk_id])
         return {**passage(found[0]), "language": found[0].language} if found else None
 
-    def corpus(self, limit: int = 20, failures: int = 50) -> dict[str, Any]:
-        """Store counts (``ready`` without ``last_run``) and the ``limit`` latest builds, newest
-        first, each with its failure count and first ``failures`` failures (as the store holds them:
-        a failure that recurs is kept under the latest run that recorded it)."""
+    def runs(self, limit: int = 20, failures: int = 50) -> list[dict[str, Any]]:
+        """The ``limit`` latest builds, newest first, each with its failure count and first
+        ``failures`` failures (as the store holds them: a failure that recurs is kept under the
+        latest run that recorded it)."""
         runs = []
         for run in self.graph.runs(limit):  # each run's failures read up to ``failures``, counted in the store
             found = self.graph.failures(run["run_id"], limit=failures)
             runs.append({**run, "failure_count": self.graph.failure_count(run["run_id"]),
                          "failures": [{"source": f.source, "stage": f.stage, "reason": f.reason, "doc_id": f.doc_id}
                                       for f in found]})
-        return {"stores": self._counts(), "runs": runs}
-
-    # --- communities (medgraph.community; built by jobs.build_communities) -----------------
+        return runs
 
     def communities(self, level: int | None = None, limit: int = 50, offset: int = 0) -> dict[str, Any]:
         """One page of the stored communities (one level or all), by level then largest first, with
@@ -161,30 +148,82 @@ class RetrieverService:
         return [{"community_id": c.community_id, "level": c.level, "parent_id": c.parent_id, "size": c.size,
                  "title": c.title} for c in (by_id[i] for i in ids if i in by_id)]
 
-    def ingest(self, records: list[Any]) -> Any:
-        """Gap completion: index ``LiteratureRecord`` documents into the live stores (this replica
-        owns them), then refresh the graph index; returns the ``IngestReport``."""
-        report = self._ingestor().ingest(records)
+
+class LiveIngestion:
+    """Gap completion's side of the stores: the question's evidence gaps, and fetched literature
+    indexed into the live stores (then the retriever's graph index refreshed)."""
+
+    def __init__(self, cfg: MedGraphConfig, graph: GraphStore, vectors: VectorStore, retriever: Retriever,
+                 extractor: EntityExtractor | None = None) -> None:
+        self.cfg, self.graph, self.vectors, self.retriever = cfg, graph, vectors, retriever
+        self.extractor = extractor  # None: loaded by build_ingestor on first use
+        self._lock = threading.Lock()
+        self._ingestor: LiveIngestor | None = None
+
+    def ingest(self, records: list[LiteratureRecord]) -> IngestReport:
+        """Index ``LiteratureRecord`` documents into the live stores (this replica owns them), then
+        refresh the graph index; returns the ``IngestReport``."""
+        report = self.ingestor().ingest(records)
         if report.chunk_ids:
             self.retriever.refresh()
         return report
 
-    def find_gaps(self, analysis: QueryAnalysis, ranked: list[Candidate], noise_floor: float | None = None) -> list[Any]:
+    def find_gaps(self, analysis: QueryAnalysis, ranked: list[Candidate], noise_floor: float | None = None) -> list[Gap]:
         """The question's evidence gaps in this replica's graph (``medgraph.literature.gaps``)."""
         from medgraph.literature.gaps import find_gaps
 
         floor = self.cfg.gaps.noise_floor if noise_floor is None else noise_floor
         return find_gaps(analysis, ranked, self.graph, floor, self.cfg.gaps.max_pairs)
 
-    def _ingestor(self) -> Any:
+    def ingestor(self) -> LiveIngestor:
         """The live ingestor, built once on first use (it loads the vocabulary for NER + linking)."""
-        with self._ingest_lock:
-            if self._live_ingestor is None:
+        with self._lock:
+            if self._ingestor is None:
                 from medgraph.assemble import build_ingestor
 
-                self._live_ingestor = build_ingestor(self.cfg, self.graph, self.vectors, self._extractor,
-                                                     self.retriever.embedder)
-            return self._live_ingestor
+                self._ingestor = build_ingestor(self.cfg, self.graph, self.vectors, self.extractor,
+                                                self.retriever.embedder)
+            return self._ingestor
+
+
+class RetrieverService:
+    """The retriever deployment: it owns the stores and serves every role that reads or writes them
+    (retrieval and the agent's graph calls here; the explorer's reads in ``GraphExplorer``; gap
+    completion's in ``LiveIngestion``), each method one line to the role that implements it."""
+
+    def __init__(self, cfg: MedGraphConfig, extractor: EntityExtractor | None = None) -> None:
+        """``extractor``: NER + linking for live ingestion, when the caller has one loaded (the
+        in-process agent shares its analyzer's); else loaded here on first use."""
+        from medgraph.assemble import build_retriever
+        from medgraph.stores import make_graph_store, make_vector_store
+
+        self.cfg = cfg
+        self.graph = make_graph_store(cfg.stores.graph)
+        self.vectors = make_vector_store(cfg.stores.vector)
+        self.retriever = build_retriever(cfg, self.graph, self.vectors)
+        self.explorer = GraphExplorer(self.graph)
+        self.live = LiveIngestion(cfg, self.graph, self.vectors, self.retriever, extractor)
+        if cfg.gaps.enabled and cfg.gaps.sources:
+            # gap completion ingests in this replica: load its NER + linking now, in the background,
+            # rather than inside the first gap's time budget
+            threading.Thread(target=self.live.ingestor, name="ingestor-warm-up", daemon=True).start()
+
+    # --- retrieval and the agent's graph calls ------------------------------------------------
+
+    def retrieve(self, analysis: QueryAnalysis) -> RetrievalResult:
+        return self.retriever.retrieve(analysis)
+
+    def bridge_entities(self, chunk_ids: list[str], exclude: set[str]) -> list[tuple[str, float]]:
+        """A hop's candidate sub-answers: the entities joining its passages to others (``Retriever``)."""
+        return self.retriever.bridge_entities(chunk_ids, exclude)
+
+    def chunk_entities(self, chunk_ids: list[str]) -> dict[str, set[str]]:
+        return self.graph.chunk_entities(chunk_ids)
+
+    def entity_name(self, mesh_id: str, language: str) -> str | None:
+        from medgraph.agent.hops import entity_name
+
+        return entity_name(self.graph.get_entity(mesh_id), language)
 
     def relational(self, analysis: QueryAnalysis, max_pairs: int = 6, limit: int = 10) -> list[Candidate]:
         """The agent's relational channel: chunks on co-occurrence paths between the question's
@@ -195,6 +234,38 @@ class RetrieverService:
         if cands:
             self.retriever.featurise(analysis, cands)
         return cands
+
+    # --- the explorer (GraphExplorer) ------------------------------------------------------------
+
+    def entity(self, mesh_id: str, hops: int = 1, limit: int = 25) -> dict[str, Any] | None:
+        return self.explorer.entity(mesh_id, hops, limit)
+
+    def edge(self, source: str, target: str, limit: int = 20) -> dict[str, Any]:
+        return self.explorer.edge(source, target, limit)
+
+    def chunk(self, chunk_id: str) -> dict[str, Any] | None:
+        return self.explorer.chunk(chunk_id)
+
+    def communities(self, level: int | None = None, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+        return self.explorer.communities(level, limit, offset)
+
+    def entity_communities(self, mesh_id: str) -> list[dict[str, Any]]:
+        return self.explorer.entity_communities(mesh_id)
+
+    def corpus(self, limit: int = 20, failures: int = 50) -> dict[str, Any]:
+        """Store counts (``ready`` without ``last_run``) and the ``limit`` latest builds
+        (``GraphExplorer.runs``)."""
+        return {"stores": self._counts(), "runs": self.explorer.runs(limit, failures)}
+
+    # --- gap completion (LiveIngestion) ----------------------------------------------------------
+
+    def ingest(self, records: list[LiteratureRecord]) -> IngestReport:
+        return self.live.ingest(records)
+
+    def find_gaps(self, analysis: QueryAnalysis, ranked: list[Candidate], noise_floor: float | None = None) -> list[Gap]:
+        return self.live.find_gaps(analysis, ranked, noise_floor)
+
+    # --- readiness ----------------------------------------------------------------------------
 
     def ready(self) -> dict[str, Any]:
         """Store counts and the in-process PPR index's generation and build times (``ppr_index``,
@@ -209,7 +280,7 @@ class RetrieverService:
         return out
 
 
-def passage(chunk: Any) -> dict[str, Any]:
+def passage(chunk: Chunk) -> dict[str, Any]:
     """A stored chunk as the API shows a passage: where it is from and its text."""
     return {"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "title": chunk.title, "source_id": chunk.source_id,
             "section_path": list(chunk.section_path), "page": chunk.page, "text": chunk.text}
@@ -225,6 +296,18 @@ class RerankerService:
         return self.reranker.rerank(question, candidates)
 
 
+class ChatCall(Protocol):
+    def remote(self, messages: list[dict[str, str]], params: ChatParams) -> Awaitable[str]: ...
+
+
+class ClassifierHandle(Protocol):
+    """The router's classifier engine: a ``TierService`` handle (``await handle.chat.remote(...)``),
+    or in process ``serve.inprocess`` 's wrapper of an engine."""
+
+    @property
+    def chat(self) -> ChatCall: ...
+
+
 class RouterService:
     """Routes a question to a tier. ``classifier``: the handle of the engine the LLM router uses.
 
@@ -232,7 +315,7 @@ class RouterService:
     one LM call awaited on the classifier handle (``TierService.chat``) through the DSPy bridge.
     """
 
-    def __init__(self, cfg: MedGraphConfig, classifier: Any = None) -> None:
+    def __init__(self, cfg: MedGraphConfig, classifier: ClassifierHandle | None = None) -> None:
         from medgraph.route import RuleRouter
         from medgraph.route.llm import LLMRouter
 
@@ -258,7 +341,7 @@ class RouterService:
                                history=False)
         self.dspy_lm = chat_lm(achat=self._classifier_chat, name=f"router-{r.engine}", params=PARAMS)
 
-    async def _classifier_chat(self, messages: list[dict[str, str]], params: Any) -> str:
+    async def _classifier_chat(self, messages: list[dict[str, str]], params: ChatParams) -> str:
         if self.classifier is None:
             raise RuntimeError("router.kind dspy: no classifier engine handle was given")
         return str(await asyncio.wait_for(self.classifier.chat.remote(messages, params), self.timeout_s))

@@ -24,15 +24,18 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medgraph.config import MedGraphConfig
 from medgraph.generate.base import Answer
 from medgraph.generate.engines import Engine, make_engine
 from medgraph.llm.base import ChatParams, Message, resident_memory_bytes
 from medgraph.retrieve.types import Candidate, QueryAnalysis
+
+if TYPE_CHECKING:
+    from ray.serve.handle import DeploymentHandle
 
 log = logging.getLogger(__name__)
 
@@ -221,9 +224,8 @@ async def iterate_in_thread(items: Iterator[Any]) -> AsyncIterator[Any]:
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             put("error", exc)
         finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
+            if isinstance(items, Generator):  # a generator engine's stream: run its cleanup now
+                items.close()
 
     worker = loop.run_in_executor(None, run)
     try:
@@ -262,7 +264,9 @@ class _RayMetrics:
 class TierService:
     """One engine as a Serve deployment: answers, streams, chats (router), sleeps, wakes, reports."""
 
-    def __init__(self, cfg: MedGraphConfig, name: str, llm_server: Any = None, ray_metrics: bool = True) -> None:
+    def __init__(self, cfg: MedGraphConfig, name: str, llm_server: DeploymentHandle | None = None,
+                 ray_metrics: bool = True) -> None:
+        """``llm_server``: the vLLM server deployment of a ``vllm`` engine (bound in ``serve/app.py``)."""
         ecfg = cfg.tiers.engines[name]
         model = None
         if ecfg.kind == "vllm":
@@ -284,7 +288,8 @@ class TierService:
         async with self.manager.use(self.name) as engine:
             return await asyncio.to_thread(engine.generate, question, analysis, ranked[: self.top_k])
 
-    async def stream(self, question: str, analysis: QueryAnalysis, ranked: list[Candidate]) -> AsyncIterator[Any]:
+    async def stream(self, question: str, analysis: QueryAnalysis, ranked: list[Candidate]
+                     ) -> AsyncIterator[dict[str, str | Answer]]:
         """Events: ``{"delta": text}`` ..., then ``{"answer": Answer}``."""
         async with self.manager.use(self.name) as engine:
             async for event in iterate_in_thread(engine.stream(question, analysis, ranked[: self.top_k])):

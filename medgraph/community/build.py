@@ -21,7 +21,6 @@ import json
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from medgraph.community.summarise import (
     CentralEntity,
@@ -36,6 +35,7 @@ from medgraph.graph.communities import Community
 from medgraph.graph.cooccurrence import CooccurrenceGraph, build_cooccurrence, modularity
 from medgraph.graph.leiden import LeidenParams, leiden_local, partition, to_communities
 from medgraph.schemas import Mention, content_hash
+from medgraph.stores.graph import CommunityStore, GraphReader
 
 
 def leiden_params(cfg: CommunitiesConfig) -> LeidenParams:
@@ -58,22 +58,22 @@ class Detection:
     modularity: float  # of level 0 on the co-occurrence graph
 
 
-def cooccurrence(store: Any, cfg: CommunitiesConfig) -> CooccurrenceGraph:
+def cooccurrence(store: CommunityStore, cfg: CommunitiesConfig) -> CooccurrenceGraph:
     return build_cooccurrence(store.entity_chunk_pairs(), cfg.min_weight)
 
 
-def detect(store: Any, cfg: CommunitiesConfig, graph: CooccurrenceGraph | None = None) -> Detection:
+def detect(store: CommunityStore, cfg: CommunitiesConfig, graph: CooccurrenceGraph | None = None) -> Detection:
     """Leiden where the store's graph lives: GDS for Neo4j, graspologic-native otherwise."""
     graph = graph or cooccurrence(store, cfg)
     params = leiden_params(cfg)
     started = time.perf_counter()
-    gds = getattr(store, "gds_leiden", None)
-    assignments = gds(params, cfg.min_weight) if gds is not None else leiden_local(graph.edges, params)
+    in_store = store.leiden(params, cfg.min_weight)
+    assignments = in_store if in_store is not None else leiden_local(graph.edges, params)
     seconds = time.perf_counter() - started
     communities = [c for c in to_communities(assignments, params) if c.size >= cfg.min_size]
     top = partition(to_communities(assignments, params), 0)
     score = modularity(graph.edges, top, cfg.resolution) if top else 0.0
-    return Detection(graph, communities, "gds" if gds is not None else "graspologic", seconds, score)
+    return Detection(graph, communities, "gds" if in_store is not None else "graspologic", seconds, score)
 
 
 def evidence_chunk_ids(community: Community, graph: CooccurrenceGraph, limit: int) -> list[str]:
@@ -92,7 +92,7 @@ class Plan:
     evidence: dict[str, list[str]] = field(default_factory=dict)  # community ID -> evidence chunk IDs
 
 
-def plan(store: Any, detection: Detection, cfg: CommunitiesConfig, full: bool = False) -> Plan:
+def plan(store: CommunityStore, detection: Detection, cfg: CommunitiesConfig, full: bool = False) -> Plan:
     """Which communities need a summary; see the module docstring."""
     previous = {c.community_id: c for c in store.communities()}
     signature = settings_signature(cfg)
@@ -130,7 +130,7 @@ def central_weights(communities: list[Community], graph: CooccurrenceGraph) -> d
     return out
 
 
-def summary_inputs(store: Any, items: list[Community], graph: CooccurrenceGraph, evidence: dict[str, list[str]],
+def summary_inputs(store: GraphReader, items: list[Community], graph: CooccurrenceGraph, evidence: dict[str, list[str]],
                    n_entities: int) -> list[SummaryInput]:
     """What the summariser reads: central entities with names, evidence chunks with member mentions."""
     weights = central_weights(items, graph)

@@ -16,13 +16,16 @@ communities' summaries cite become the candidates, the best community's first. W
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medgraph.config.models import CommunitiesConfig
 from medgraph.embed.base import Embedder, SparseVector
 from medgraph.graph.communities import Community
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.schemas import Chunk
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 PATH = "community"
@@ -95,7 +98,7 @@ class CommunitySearch:
                 fused[cid] = fused.get(cid, 0.0) + 1.0 / (_RRF_K + rank)
         return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
 
-    def candidates(self, analysis: QueryAnalysis, dense: Any, sparse: SparseVector | None,
+    def candidates(self, analysis: QueryAnalysis, dense: np.ndarray | None, sparse: SparseVector | None,
                    limit: int) -> list[Candidate]:
         if not self.wanted(analysis):
             return []

@@ -95,6 +95,8 @@ class Embedder(Protocol):
     def has_sparse(self) -> bool: ...
     @property
     def sparse_idf(self) -> bool: ...
+    @property
+    def dense_feature_map(self) -> tuple[float, float]: ...  # (slope, intercept): see ``dense_feature``
 
     def embed_dense(self, texts: list[str]) -> FloatArray: ...
     def embed_sparse(self, texts: list[str], languages: Languages = None) -> list[SparseVector]: ...
@@ -103,7 +105,7 @@ class Embedder(Protocol):
     def embed_query_glossed(self, groups: list[GlossGroups], languages: Languages = None) -> list[SparseVector]: ...
 
 
-def dense_feature(embedder: Any, cosine: float) -> float:
+def dense_feature(embedder: Embedder, cosine: float) -> float:
     """A question–passage cosine on the common scale of the reranker's ``dense`` feature.
 
     Models differ in where their cosines lie: USE gives unrelated PubMedQA question–abstract
@@ -111,7 +113,7 @@ def dense_feature(embedder: Any, cosine: float) -> float:
     embedder's ``dense_feature_map`` (slope, intercept) maps its cosine linearly onto USE's scale
     (median to median), so the feature reranker's refusal threshold means the same with either.
     """
-    slope, intercept = getattr(embedder, "dense_feature_map", (1.0, 0.0))
+    slope, intercept = embedder.dense_feature_map
     return float(intercept + slope * cosine)
 
 
@@ -229,7 +231,7 @@ class HybridEmbedder:
         self.has_dense = True
         self.has_sparse = True
         self.sparse_idf = sparse.sparse_idf
-        self.dense_feature_map = getattr(dense, "dense_feature_map", (1.0, 0.0))
+        self.dense_feature_map = dense.dense_feature_map
 
     def embed_dense(self, texts: list[str]) -> FloatArray:
         return self.dense.embed_dense(texts)

@@ -15,7 +15,7 @@ and then the final ``Answer`` (the deltas joined are exactly its ``content``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Protocol
 
 from medgraph.config.llm import (
     EngineConfig,
@@ -25,6 +25,7 @@ from medgraph.config.llm import (
     OpenAIEngineConfig,
 )
 from medgraph.config.models import AnswerConfig
+from medgraph.embed.base import Embedder
 from medgraph.generate.base import Answer, Citation, disclaimer, refusal
 from medgraph.generate.citations import GroundedSentence, GroundingStats, SentenceSplitter, ground_sentence
 from medgraph.generate.extractive import ExtractiveComposer
@@ -67,7 +68,7 @@ def answer_deltas(answer: Answer) -> list[str]:
 class ExtractiveEngine:
     kind = "extractive"
 
-    def __init__(self, answer_cfg: AnswerConfig, embedder: Any = None) -> None:
+    def __init__(self, answer_cfg: AnswerConfig, embedder: Embedder | None = None) -> None:
         self.composer = ExtractiveComposer(answer_cfg, embedder)
         self.name = self.composer.name
         self._sleeping = False
@@ -191,7 +192,7 @@ class _Composer:
 
 
 def make_engine(cfg: EngineConfig, answer_cfg: AnswerConfig, model: ChatModel | None = None,
-                embedder: Any = None) -> Engine:
+                embedder: Embedder | None = None) -> Engine:
     """The engine of one tier. ``model`` injects the chat model (the vLLM kind gets it from serve/);
     ``embedder`` the extractive composer's sentence embedder (``answer.sentence_dense``)."""
     if isinstance(cfg, ExtractiveEngineConfig):

@@ -30,10 +30,9 @@ only in its lead line.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
 
 from medgraph.config.models import AnswerConfig
-from medgraph.embed.base import dense_feature
+from medgraph.embed.base import Embedder, dense_feature
 from medgraph.generate.aspects import addresses, asked_aspects
 from medgraph.generate.base import Answer, Citation, disclaimer, refusal
 from medgraph.generate.sentences import ScoredSentence, score_sentences
@@ -64,10 +63,11 @@ def lead_line(language: str, quote_languages: list[str], names: list[str]) -> st
 class ExtractiveComposer:
     name = "extractive"
 
-    def __init__(self, cfg: AnswerConfig, embedder: Any = None) -> None:
-        """``embedder``: a dense ``Embedder`` for the sentences' ``dense`` feature (``answer.sentence_dense``)."""
+    def __init__(self, cfg: AnswerConfig, embedder: Embedder | None = None) -> None:
+        """``embedder``: a dense ``Embedder`` for the sentences' ``dense`` feature (``answer.sentence_dense``;
+        one without dense vectors, such as the lexical one, gives none)."""
         self.cfg = cfg
-        self.embedder: Any = embedder if embedder is not None and getattr(embedder, "has_dense", False) else None
+        self.embedder = embedder if embedder is not None and embedder.has_dense else None
 
     def _dense(self, question: str, sentences: list[str], analysis: QueryAnalysis | None = None) -> list[float]:
         """The sentences' dense feature: their passage vectors' cosine to the question's query vector,
@@ -75,6 +75,7 @@ class ExtractiveComposer:
         import numpy as np
 
         e = self.embedder
+        assert e is not None, "called only with an embedder (select)"
         carried = analysis.query_dense if analysis is not None and analysis.text == question else ()
         q = np.asarray(carried, dtype=np.float32) if len(carried) == e.dim else e.embed_query_dense([question])[0]
         cut = [s[:DENSE_SENTENCE_CHARS] for s in sentences]  # list items run long; their start says what they are

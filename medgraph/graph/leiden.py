@@ -6,7 +6,7 @@ records. Level 0 is the coarsest partition (plain Leiden, modularity); a communi
 ``max_cluster_size`` is split again at the next level, down to ``max_levels`` levels.
 
 Backends: ``leiden_local`` runs graspologic-native in process (the embedded store); the Neo4j store
-runs ``gds.leiden`` on the server with intermediate communities (``Neo4jGraphStore.gds_leiden``)
+runs ``gds.leiden`` on the server with intermediate communities (``Neo4jGraphStore.leiden``)
 and returns the same ``Assignment`` rows. Both are seeded, so a rerun on the same graph gives the
 same partition. ``adjusted_rand_index`` compares two partitions.
 """

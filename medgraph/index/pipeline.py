@@ -23,14 +23,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
+from medgraph.embed.base import Embedder
 from medgraph.extract.normalise import normalise_units
 from medgraph.index.writer import IndexedChunk
 from medgraph.ingest.chunking import Chunker
-from medgraph.schemas import Document, Failure
+from medgraph.schemas import Document, Failure, Mention
 
 log = logging.getLogger(__name__)
+
+
+class MentionExtractor(Protocol):
+    """NER + MeSH linking of a batch of chunks (``medgraph.link.extractor.EntityExtractor``)."""
+
+    def extract_many(self, texts: list[str], languages: list[str]) -> list[list[Mention]]: ...
 
 
 @dataclass
@@ -38,8 +45,8 @@ class IndexModels:
     """What a process needs to index documents; build once per process (or Ray actor)."""
 
     chunker: Chunker
-    extractor: Any  # medgraph.link.EntityExtractor
-    embedder: Any  # medgraph.embed.Embedder
+    extractor: MentionExtractor  # medgraph.link.EntityExtractor
+    embedder: Embedder
     normalise_text: bool = True
 
 
@@ -115,24 +122,21 @@ def chunk_documents(docs: Iterable[Document], chunker: Chunker) -> IndexedBatch:
 
 
 def extract_mentions(
-    items: list[IndexedChunk], extractor: Any, normalise_text: bool = True
+    items: list[IndexedChunk], extractor: MentionExtractor, normalise_text: bool = True
 ) -> tuple[list[IndexedChunk], list[Failure]]:
     """Normalise each chunk's units, then find and link its mentions (NER + MeSH linking)."""
 
     def step(batch: list[IndexedChunk]) -> None:
         texts = [normalise_units(it.chunk.text) if normalise_text else it.chunk.text for it in batch]
         languages = [it.chunk.language for it in batch]
-        if hasattr(extractor, "extract_many"):  # one call per batch: the NER model tier batches its passes
-            mentions = extractor.extract_many(texts, languages)
-        else:
-            mentions = [extractor.extract(text, lang) for text, lang in zip(texts, languages, strict=True)]
+        mentions = extractor.extract_many(texts, languages)  # one call per batch: the NER model tier batches
         for it, text, found in zip(batch, texts, mentions, strict=True):  # all or nothing per batch
             it.chunk.text, it.mentions = text, found
 
     return per_document(items, "extract", step)
 
 
-def embed_chunks(items: list[IndexedChunk], embedder: Any) -> tuple[list[IndexedChunk], list[Failure]]:
+def embed_chunks(items: list[IndexedChunk], embedder: Embedder) -> tuple[list[IndexedChunk], list[Failure]]:
     """Dense and sparse vectors of each chunk's indexed text (title + text)."""
 
     def step(batch: list[IndexedChunk]) -> None:

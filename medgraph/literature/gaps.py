@@ -16,10 +16,9 @@ MeSH name and synonyms, from the vocabulary or the graph store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
 
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.schemas import Entity
@@ -77,24 +76,16 @@ def _display_name(entity: Entity | None, surface: str) -> str:
     return entity.name if entity is not None and entity.name else surface
 
 
-def _lookup(source: Any, mesh_id: str) -> Entity | None:
-    """An entity from a graph store (``get_entity``) or a vocabulary (``get``)."""
-    get = getattr(source, "get_entity", None) or getattr(source, "get", None)
-    if get is None:
-        raise TypeError(f"{type(source).__name__} has neither get_entity() nor get()")
-    entity = get(mesh_id)
-    return entity if isinstance(entity, Entity) else None
-
-
-def search_terms(gap: Gap, graph_or_vocab: Any, per_entity: int = 4) -> list[str]:
+def search_terms(gap: Gap, lookup: Callable[[str], Entity | None], per_entity: int = 4) -> list[str]:
     """The gap's entities' English MeSH names and synonyms (``per_entity`` each), for the sources.
 
-    ``graph_or_vocab``: a ``GraphStore`` or a ``Vocabulary``; the vocabulary knows entities the
-    corpus never mentions. An unknown entity contributes the name the gap gives it.
+    ``lookup``: an entity by MeSH ID, from a vocabulary (``Vocabulary.get``: it knows entities the
+    corpus never mentions) or a graph store (``GraphReader.get_entity``). An unknown entity
+    contributes the name the gap gives it.
     """
     terms: list[str] = []
     for mesh_id, name in zip(gap.mesh_ids, gap.names, strict=True):
-        entity = _lookup(graph_or_vocab, mesh_id)
+        entity = lookup(mesh_id)
         names = [entity.name, *entity.names.get("en", [])] if entity is not None else []
         own = list(dict.fromkeys(n for n in [*names, name] if n and n.strip()))
         terms.extend(own[:per_entity])

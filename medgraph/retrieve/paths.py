@@ -65,6 +65,7 @@ from medgraph.graph.ppr import PPRHit
 from medgraph.retrieve.fusion import rrf
 from medgraph.retrieve.ppr import ProcessPPR
 from medgraph.retrieve.types import Candidate, QueryAnalysis
+from medgraph.stores.vector import VectorStore
 
 
 class QueryVectors(NamedTuple):
@@ -72,14 +73,22 @@ class QueryVectors(NamedTuple):
     sparse: SparseVector | None
 
 
+class CommunityCandidates(Protocol):
+    """The community path's search (``medgraph.community.index.CommunitySearch``): the chunks cited
+    by the summaries of the question's communities, or none when the question is not an overview."""
+
+    def candidates(self, analysis: QueryAnalysis, dense: np.ndarray | None, sparse: SparseVector | None,
+                   limit: int) -> list[Candidate]: ...
+
+
 class Searcher(Protocol):
     """What the paths search with (``medgraph.retrieve.retriever.Retriever``)."""
 
     cfg: RetrievalConfig
-    vectors: Any  # medgraph.stores.vector.VectorStore
+    vectors: VectorStore
     embedder: Embedder
     ppr_index: ProcessPPR | None
-    communities: Any  # medgraph.community.index.CommunitySearch | None
+    communities: CommunityCandidates | None
 
     def ppr(self, seeds: dict[str, float], top_k: int) -> list[PPRHit]: ...
 

@@ -1,12 +1,12 @@
 """Personalized PageRank served in process next to a graph store (the algorithm and its error bound:
 ``medgraph.graph.ppr``).
 
-Serving (``ProcessPPR``). Input: a graph store that hands out its incidence (``incidence()``, or
-``entity_chunk_pairs()`` rows turned into one by ``incidence_from_pairs``) and a cheap
-``graph_signature()`` (any comparable value that changes when the graph does: the embedded store's
-write version, Neo4j's node / relationship counts plus latest document update). Output: the same
-``PPRHit`` lists as ``PPRIndex.query``. The first query (or ``ensure_built``) builds the index in
-the caller's thread; afterwards a query at most every ``poll_s`` seconds starts a background check
+Serving (``ProcessPPR``). Input: a graph store that hands out its incidence (``incidence()``; a
+source holding only ``(entity, chunk, count)`` rows builds it with
+``medgraph.graph.ppr.incidence_from_pairs``) and a cheap ``graph_signature()`` (any comparable
+value that changes when the graph does: the embedded store's write version, Neo4j's node /
+relationship counts plus latest document update). Output: the same ``PPRHit`` lists as
+``PPRIndex.query``. The first query (or ``ensure_built``) builds the index in the caller's thread; afterwards a query at most every ``poll_s`` seconds starts a background check
 of the signature, and when it changed, a rebuild from a fresh incidence read. The new index
 replaces the old one in a single reference swap, so queries are never blocked by a rebuild: until
 the swap they are answered from the previous index. ``refresh()`` rebuilds whatever the signature
@@ -26,7 +26,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from medgraph.graph.ppr import DEFAULT_MAX_PAIRS, Incidence, PPRHit, PPRIndex, incidence_from_pairs
+from medgraph.graph.ppr import DEFAULT_MAX_PAIRS, Incidence, PPRHit, PPRIndex
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +47,12 @@ def _join_rebuilds() -> None:
 
 
 class SignedIncidenceSource(Protocol):
-    """A graph store seen by ``ProcessPPR``: a cheap change signature and the incidence."""
+    """A graph store seen by ``ProcessPPR``: a cheap change signature and the incidence (every
+    ``GraphReader`` is one)."""
 
     def graph_signature(self) -> Hashable: ...
+
+    def incidence(self) -> Incidence: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +71,7 @@ class ProcessPPR:
     """In-process PPR over a graph store's incidence, rebuilt in the background when the store's
     signature changes (module docstring, "Serving")."""
 
-    def __init__(self, source: Any, poll_s: float = 5.0, max_pairs: int = DEFAULT_MAX_PAIRS,
+    def __init__(self, source: SignedIncidenceSource, poll_s: float = 5.0, max_pairs: int = DEFAULT_MAX_PAIRS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._source = source
         self.poll_s = poll_s
@@ -159,8 +162,6 @@ class ProcessPPR:
             worker.join(left)
 
     def _maybe_check(self) -> None:
-        if not callable(getattr(self._source, "graph_signature", None)):
-            return  # nothing to poll: refresh() only
         now = self._clock()
         with self._lock:
             if now - self._checked_at < self.poll_s:
@@ -219,15 +220,7 @@ class ProcessPPR:
                     len(index.entity_ids), len(index.chunk_ids), loaded - start, built - loaded)
 
     def _signature(self) -> Hashable:
-        signature = getattr(self._source, "graph_signature", None)
-        if callable(signature):
-            value: Hashable = signature()
-            return value
-        return None  # no signature: rebuilt on refresh() only
+        return self._source.graph_signature()
 
     def _incidence(self) -> Incidence:
-        incidence = getattr(self._source, "incidence", None)
-        if callable(incidence):
-            result: Incidence = incidence()
-            return result
-        return incidence_from_pairs(self._source.entity_chunk_pairs())
+        return self._source.incidence()

@@ -18,7 +18,6 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
@@ -27,9 +26,11 @@ from medgraph.embed.base import Embedder, GlossGroups, SparseVector, dense_featu
 from medgraph.embed.lexical import tokenize
 from medgraph.graph.ppr import PPRHit
 from medgraph.retrieve.fusion import language_weights, rrf
-from medgraph.retrieve.paths import PATHS, QueryVectors, Search
+from medgraph.retrieve.paths import PATHS, CommunityCandidates, QueryVectors, Search
 from medgraph.retrieve.ppr import ProcessPPR
 from medgraph.retrieve.types import Candidate, QueryAnalysis
+from medgraph.stores.graph import GraphReader
+from medgraph.stores.vector import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,8 @@ class RetrievalResult:
 
 
 class Retriever:
-    def __init__(self, cfg: RetrievalConfig, graph: Any, vectors: Any, embedder: Embedder,
-                 communities: Any = None) -> None:
+    def __init__(self, cfg: RetrievalConfig, graph: GraphReader, vectors: VectorStore, embedder: Embedder,
+                 communities: CommunityCandidates | None = None) -> None:
         unknown = [p for p in cfg.paths if p not in PATHS]
         if unknown:
             raise ValueError(f"unknown retrieval paths {unknown}; known: {', '.join(PATHS)}")
@@ -65,7 +66,7 @@ class Retriever:
         # repeated hop reuse the retrieval's, rather than embed the same question again
         self._query_vectors: OrderedDict[tuple[str, str], QueryVectors] = OrderedDict()
         self._query_vectors_lock = threading.Lock()
-        if cfg.ppr_engine == "process" and _has_incidence(graph):
+        if cfg.ppr_engine == "process":
             self.ppr_index = ProcessPPR(graph, poll_s=cfg.ppr_refresh_s)
 
     # --- paths ------------------------------------------------------------------------------
@@ -77,14 +78,12 @@ class Retriever:
 
     def refresh(self, wait: bool = True) -> None:
         """See data written since the graph index was built (after a live ingest): the graph store
-        drops its cached incidence / PPR index (``refresh()`` where it has one; Neo4j re-projects
-        by itself when the graph changed) and the index is rebuilt now, not on the next question;
+        drops its cached incidence / PPR index (``GraphReader.refresh``; Neo4j re-projects by
+        itself when the graph changed) and the index is rebuilt now, not on the next question;
         the in-process index is rebuilt in the background and swapped in, ``wait``: returns once
         it is served (questions meanwhile are answered from the previous one). The vector store's
         local index rebuilds after writes by itself."""
-        refresh = getattr(self.graph, "refresh", None)
-        if callable(refresh):
-            refresh()
+        self.graph.refresh()
         if self.ppr_index is not None:
             self.ppr_index.refresh(wait=wait)
         else:
@@ -254,11 +253,6 @@ class Retriever:
                 "cross_lingual": float(cand.chunk is not None and cand.chunk.language != analysis.language),
             }
         cands[:] = [c for c in cands if c.chunk is not None]  # a chunk deleted meanwhile is dropped
-
-
-def _has_incidence(graph: Any) -> bool:
-    """Whether the store hands out its entity–chunk incidence (the in-process index's input)."""
-    return any(callable(getattr(type(graph), name, None)) for name in ("incidence", "entity_chunk_pairs"))
 
 
 def _gloss_coverage(groups: list[list[set[str]]], text_terms: set[str]) -> float:

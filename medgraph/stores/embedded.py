@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +22,10 @@ from medgraph.graph.communities import Community, citations_from_json
 from medgraph.graph.ppr import PPRHit, PPRIndex
 from medgraph.schemas import Chunk, Entity, Failure, Mention
 from medgraph.stores.graph import Connection, DeleteResult, DocumentRecord
+
+if TYPE_CHECKING:
+    from medgraph.graph.communities import Assignment
+    from medgraph.graph.leiden import LeidenParams
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -371,6 +375,10 @@ class EmbeddedGraphStore:
         with self._lock:
             return [(r[0], r[1], int(r[2])) for r in self._db.execute(
                 "SELECT mesh_id, chunk_id, count(*) FROM mentions GROUP BY mesh_id, chunk_id ORDER BY 1, 2")]
+
+    def leiden(self, params: LeidenParams, min_weight: int = 1) -> list[Assignment] | None:
+        """None: SQLite has no graph engine; the caller runs Leiden in process on the co-occurrence edges."""
+        return None
 
     def replace_communities(self, communities: list[Community], meta: dict[str, Any]) -> None:
         rows = [(c.community_id, c.level, c.parent_id, c.size, c.title, c.summary, c.citations_json(),

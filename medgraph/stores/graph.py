@@ -8,6 +8,11 @@ upsert keyed by content hashes, so a retried batch or a re-run job never duplica
 runs it where its graph lives (scipy.sparse in process, GDS on the Neo4j server). ``incidence`` and
 ``graph_signature`` let the retriever run PPR in process for any backend instead
 (``retrieval.ppr_engine: process``, ``medgraph.retrieve.ppr.ProcessPPR``).
+
+The interface is split by role, so that each user names only what it needs: ``GraphWriter`` (the
+corpus build and live ingestion), ``GraphReader`` (retrieval, the agent, the explorer),
+``CommunityStore`` (``medgraph.community``) and ``RunLog`` (builds, their progress and failures).
+``GraphStore`` is all four; both backends implement all of it (``tests/contract``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from medgraph.schemas import Chunk, Entity, Failure, Mention
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-    from medgraph.graph.communities import Community
+    from medgraph.graph.communities import Assignment, Community
+    from medgraph.graph.leiden import LeidenParams
     from medgraph.graph.ppr import PPRHit
 
 
@@ -55,7 +61,9 @@ class Connection:
         return bool(self.chunk_ids or self.bridges)
 
 
-class GraphStore(Protocol):
+class GraphWriter(Protocol):
+    """Writes of a corpus build or a live ingest: documents, their chunks and mentions, deletes."""
+
     def upsert_documents(self, docs: list[DocumentRecord]) -> None: ...
 
     def upsert_chunks(self, chunks: list[Chunk], mentions: list[Mention], entities: list[Entity]) -> None:
@@ -75,6 +83,10 @@ class GraphStore(Protocol):
     def document_hashes(self, complete_only: bool = True) -> dict[str, str]: ...
 
     def delete_documents(self, doc_ids: list[str]) -> DeleteResult: ...
+
+
+class GraphReader(Protocol):
+    """Reads of the entity–chunk graph: passages, entities, neighbourhoods, PPR and its inputs."""
 
     def counts(self) -> dict[str, int]: ...
 
@@ -115,10 +127,26 @@ class GraphStore(Protocol):
         in-process PPR index): the embedded store's write version, Neo4j's counts + latest update."""
         ...
 
-    # --- communities (medgraph.community): Community nodes with MEMBER_OF edges ------------
+    def refresh(self) -> None:
+        """Forget what this process cached of the graph (another process may have written): the
+        embedded store's incidence matrix and PPR index; nothing for Neo4j, which reads the server."""
+        ...
 
     def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
         """The bipartite graph as ``(mesh_id, chunk_id, mention count)`` rows (co-occurrence input)."""
+        ...
+
+
+class CommunityStore(Protocol):
+    """Communities (``medgraph.community``): Community nodes with MEMBER_OF edges, and their input."""
+
+    def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
+        """The bipartite graph as ``(mesh_id, chunk_id, mention count)`` rows (co-occurrence input)."""
+        ...
+
+    def leiden(self, params: LeidenParams, min_weight: int = 1) -> list[Assignment] | None:
+        """Hierarchical Leiden run where the graph lives (Neo4j: GDS on the server), or None where
+        the store has no engine of its own (the caller runs it in process on the co-occurrence edges)."""
         ...
 
     def replace_communities(self, communities: list[Community], meta: dict[str, Any]) -> None:
@@ -142,6 +170,10 @@ class GraphStore(Protocol):
     def community_meta(self) -> dict[str, Any]:
         """What the last community build recorded (graph signature, parameters, run ID), or {}."""
         ...
+
+
+class RunLog(Protocol):
+    """Corpus builds: their start, progress and end, and the documents that failed."""
 
     def record_failures(self, run_id: str, failures: list[Failure]) -> None: ...
 
@@ -169,5 +201,9 @@ class GraphStore(Protocol):
         """The ``limit`` latest runs, newest first: ``run_id``, ``started``, ``finished`` (None while
         running), ``status``, ``info`` and ``summary`` (a running build's progress)."""
         ...
+
+
+class GraphStore(GraphWriter, GraphReader, CommunityStore, RunLog, Protocol):
+    """The whole store, as the factory builds it; users take the role they need."""
 
     def close(self) -> None: ...

@@ -36,7 +36,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any, LiteralString, TypeVar
 
@@ -313,10 +313,14 @@ class Neo4jGraphStore:
     def _signature(self) -> tuple[Any, ...]:
         return tuple(self.read(q.SIGNATURE)[0]["signature"])
 
-    def graph_signature(self) -> tuple[Any, ...]:
+    def graph_signature(self) -> Hashable:
         """Chunk, entity and mention counts and the latest document update: changes with the graph
         (the projection name's signature); a handful of count-store lookups and one index seek."""
         return self._signature()
+
+    def refresh(self) -> None:
+        """Nothing to forget: every read goes to the server, and the GDS projection is named by the
+        graph signature, so a changed graph is projected anew by itself."""
 
     def incidence(self, page: int = q.INCIDENCE_PAGE) -> tuple[sp.csr_matrix, list[str], list[str]]:
         """Entity × chunk matrix (mention counts), sorted entity IDs and sorted chunk IDs of the
@@ -410,7 +414,7 @@ class Neo4jGraphStore:
     def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
         return [(r["mesh_id"], r["chunk_id"], int(r["n"])) for r in self.read(q.ENTITY_CHUNK_PAIRS)]
 
-    def gds_leiden(self, params: LeidenParams, min_weight: int = 1) -> list[Assignment]:
+    def leiden(self, params: LeidenParams, min_weight: int = 1) -> list[Assignment] | None:
         """Hierarchical Leiden on the server: ``gds.leiden`` (seeded, single-threaded) with
         intermediate communities on a projection of the co-occurrence graph, dropped afterwards.
 

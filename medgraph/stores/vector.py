@@ -27,7 +27,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,6 +36,9 @@ from medgraph.embed.base import SparseVector
 from medgraph.schemas import Chunk
 from medgraph.stores.errors import StoreSchemaMismatch, StoreUnavailable
 from medgraph.stores.local_index import LocalVectorIndex
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +108,7 @@ def _outage_types() -> tuple[type[BaseException], ...]:
 class QdrantVectorStore:
     """``VectorStore`` over a ``QdrantClient`` (local path, in-memory, or server)."""
 
-    def __init__(self, client: Any, collection: str, where: str, batch_size: int = 256) -> None:
+    def __init__(self, client: QdrantClient, collection: str, where: str, batch_size: int = 256) -> None:
         self.client = client
         self.collection = collection
         self.where = where
@@ -436,7 +439,7 @@ def _language_filter(language: LanguageFilter) -> Any:
     return models.Filter(must=[_match("language", value)])
 
 
-def tune_local_persistence(client: Any) -> None:
+def tune_local_persistence(client: QdrantClient) -> None:
     """Let Qdrant local mode commit without an fsync per point (WAL, synchronous=NORMAL).
 
     Local mode persists every upserted point in its own SQLite transaction; with the default
@@ -445,11 +448,17 @@ def tune_local_persistence(client: Any) -> None:
     a crash (a power loss may drop the last commits, which a re-run of the idempotent build
     restores). Reaches into qdrant-client's local internals, so it degrades to a warning.
     """
-    collections = getattr(getattr(client, "_client", None), "collections", None) or {}
-    for name, collection in collections.items():
-        conn = getattr(getattr(collection, "storage", None), "storage", None)
+    from qdrant_client.local.qdrant_local import QdrantLocal
+
+    local = client._client  # noqa: SLF001 - the local-mode engine behind the client
+    if not isinstance(local, QdrantLocal):
+        return  # a server: it persists by itself
+    for name, collection in local.collections.items():
         try:
-            assert conn is not None, "no SQLite connection"
+            persisted = collection.storage  # None for an in-memory collection
+            if persisted is None:
+                continue
+            conn = persisted.storage  # the collection's sqlite3 connection
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
         except Exception as exc:  # an internal layout we do not know: keep the safe default

@@ -106,7 +106,7 @@ def world(tmp_path: Path) -> Iterator[dict[str, Any]]:
         retrieve=calls.wrap("retrieve", retriever.retrieve), rerank=calls.wrap("rerank", reranker.rerank),
         relational=calls.wrap("relational", relational), generate=generate,
         find_gaps=calls.wrap("find_gaps", lambda a, r: find_gaps(a, r, idx.graph, 0.3)),
-        fetch=calls.wrap("fetch", lambda gap: source.search(search_terms(gap, idx.extractor.vocab), 3, 5.0)),
+        fetch=calls.wrap("fetch", lambda gap: source.search(search_terms(gap, idx.extractor.vocab.get), 3, 5.0)),
         ingest=calls.wrap("ingest", ingest),
         sessions=SessionStore(str(app)), memory=LongTermMemory(str(app)),
         settings=AgentSettings(top_k=cfg.retrieval.top_k, rrf_k=cfg.retrieval.rrf_k),

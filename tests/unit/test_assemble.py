@@ -129,7 +129,7 @@ def test_the_in_process_agent_builds_the_deployments_model_tiers(tmp_path: Path,
             assert isinstance(deps.guard, LlamaGuard)
             assert deps.rewriter.find_entities is not None
             assert deps.sessions.max_age_s == 3 * 86400 and deps.memory.half_life_days == 7.0
-            assert built.retriever._extractor is built.analyzer.extractor  # one vocabulary in the process
+            assert built.retriever.live.extractor is built.analyzer.extractor  # one vocabulary in the process
             state = asyncio.run(built.agent.run(AgentRequest("Does metformin lower myocardial infarction?",
                                                              session_id="s1", user_id="u1")))
             assert not state["answer"].refused and state["answer"].citations

@@ -181,7 +181,7 @@ def make_world(tmp: Path, literature: Path | None = None) -> dict[str, Any]:
             return report
 
         gap_deps = {"find_gaps": sync(lambda a, r: []), "ingest": sync(ingest),
-                    "fetch": sync(lambda gap: source.search(search_terms(gap, idx.extractor.vocab), 3, 5.0))}
+                    "fetch": sync(lambda gap: source.search(search_terms(gap, idx.extractor.vocab.get), 3, 5.0))}
 
     def agent(**settings: Any) -> Agent:
         return Agent(AgentDeps(

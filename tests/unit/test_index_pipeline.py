@@ -37,6 +37,9 @@ class PoisonedExtractor:
         i = text.find("aspirin")
         return [Mention(i, i + 7, "aspirin", "D001241", "Chemicals and Drugs", "exact", 1.0)] if i >= 0 else []
 
+    def extract_many(self, texts: list[str], languages: list[str]) -> list[list[Mention]]:
+        return [self.extract(text, language) for text, language in zip(texts, languages, strict=True)]
+
 
 class PoisonedEmbedder:
     """The real embedder, except that one text breaks it (as an out-of-range token id would)."""

@@ -98,11 +98,9 @@ def test_no_entities_no_gap_and_bad_floor(index: EvalIndex) -> None:
 
 def test_search_terms_are_english_mesh_names_and_synonyms(index: EvalIndex) -> None:
     gap = Gap("unconnected", (ALL, MI), ("precursor cell lymphoblastic leukemia-lymphoma", "Myocardial Infarction"), "")
-    terms = search_terms(gap, index.vocab)  # the vocabulary knows entities the corpus never mentions
+    terms = search_terms(gap, index.vocab.get)  # the vocabulary knows entities the corpus never mentions
     assert terms[0] == "Precursor Cell Lymphoblastic Leukemia-Lymphoma"
     assert "Myocardial Infarction" in terms and "Heart Attack" in terms
     assert len([t for t in terms if "Leukemia" in t or t == "ALL"]) <= 4
-    from_graph = search_terms(gap, index.graph)  # the graph store knows only what the corpus mentions
+    from_graph = search_terms(gap, index.graph.get_entity)  # the graph store knows only what the corpus mentions
     assert from_graph[0] == "precursor cell lymphoblastic leukemia-lymphoma" and "Myocardial Infarction" in from_graph
-    with pytest.raises(TypeError):
-        search_terms(gap, object())

@@ -233,6 +233,12 @@ class PairsStore:
     def graph_signature(self) -> int:
         return self.version
 
+    def incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
+        return incidence_from_pairs(self.entity_chunk_pairs())
+
+    def refresh(self) -> None:
+        """Nothing cached in this store."""
+
     def entity_chunk_pairs(self) -> list[tuple[str, str, int]]:
         self.reads += 1
         self.reading.set()

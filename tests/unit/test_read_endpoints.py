@@ -23,7 +23,7 @@ from medgraph.schemas import Chunk, Document, Entity, Failure, Mention, Section,
 from medgraph.stores.embedded import EmbeddedGraphStore
 from medgraph.stores.graph import DocumentRecord
 from serve.api_models import CHUNK_ID, MESH_ID
-from serve.services import RetrieverService
+from serve.services import GraphExplorer, RetrieverService
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -80,6 +80,7 @@ def client(tmp_path: Path, graph: EmbeddedGraphStore, monkeypatch: pytest.Monkey
     retriever.graph = graph
     retriever.vectors = SimpleNamespace(count=lambda: 4)
     retriever.retriever = SimpleNamespace(ppr_index=None)
+    retriever.explorer = GraphExplorer(graph)
     cfg = load_config(REPO / "configs" / "local.yaml", [f"app.path={tmp_path}/app.sqlite", "auth.per_user_daily=50",
                                                          "auth.global_daily=50"])
     # @serve.ingress keeps a copy of the class and of the app it serves (a replica's): run that class's

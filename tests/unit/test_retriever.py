@@ -126,7 +126,8 @@ def test_ppr_path_needs_the_configured_number_of_question_entities() -> None:
         return QueryAnalysis("q", "en", tuple(Mention(0, 1, i, mesh_id=i, score=1.0) for i in ids))
 
     graph = Graph()
-    retriever = Retriever(RetrievalConfig(paths=("ppr",), ppr_min_entities=2), graph, None, None)  # type: ignore[arg-type]
+    rcfg = RetrievalConfig(paths=("ppr",), ppr_min_entities=2, ppr_engine="store")  # the store's PPR: calls seen
+    retriever = Retriever(rcfg, graph, None, None)  # type: ignore[arg-type]
     assert retriever.search_path("ppr", analysis("D1"), 5) == [] and graph.calls == []
     retriever.search_path("ppr", analysis("D1", "D2"), 5)
     assert graph.calls == [{"D1": 1.0, "D2": 1.0}]
