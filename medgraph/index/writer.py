@@ -96,7 +96,7 @@ class CorpusWriter:
     def delete_documents(self, doc_ids: list[str]) -> DeleteResult:
         result = self.graph.delete_documents(doc_ids)
         if self.vectors is not None:
-            self.vectors.delete_documents(doc_ids)
+            self.vectors.delete_documents(doc_ids, result.chunk_ids)
         log.info("deleted %d documents, %d chunks, %d orphaned entities",
                  result.documents, len(result.chunk_ids), result.entities_removed)
         return result
