@@ -53,7 +53,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypedDict
 
 from medgraph.generate.aspects import aspect_gap, gap_answer
 from medgraph.generate.base import Answer, disclaimer
@@ -61,6 +61,17 @@ from medgraph.retrieve.fusion import rrf
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.route.types import RouteDecision
 from medgraph.schemas import Chunk
+
+if TYPE_CHECKING:
+    from medgraph.agent.guard import Guard
+    from medgraph.agent.plan import Plan
+    from medgraph.agent.rewrite import Rewriter
+    from medgraph.literature.base import LiteratureRecord
+    from medgraph.literature.gaps import Gap
+    from medgraph.literature.ingest import IngestReport
+    from medgraph.memory.longterm import Memory
+    from medgraph.memory.sessions import ChatMessage, ChatSession
+    from medgraph.retrieve.retriever import RetrievalResult
 
 log = logging.getLogger(__name__)
 
@@ -105,25 +116,56 @@ class AgentSettings:
 Events = AsyncIterator[dict[str, Any]]
 
 
+class SessionLog(Protocol):
+    """The conversation store the agent reads and appends to (``medgraph.memory.sessions.SessionStore``)."""
+
+    def open_session(self, session_id: str | None, user_id: str | None) -> ChatSession: ...
+
+    def recent(self, session_id: str, n: int = 5) -> list[ChatMessage]: ...
+
+    def add_message(self, session_id: str, role: str, content: str,
+                    entities: Sequence[tuple[str, str]] = ()) -> ChatMessage: ...
+
+
+class UserMemory(Protocol):
+    """A user's interests and remembered answers (``medgraph.memory.longterm.LongTermMemory``)."""
+
+    def top_interests(self, user_id: str | None, k: int = 5) -> list[tuple[str, float]]: ...
+
+    def recall(self, user_id: str | None, mesh_ids: Sequence[str], k: int = 3, language: str = "en") -> list[Memory]: ...
+
+    def record_interests(self, user_id: str | None, mesh_ids: Sequence[str]) -> None: ...
+
+    def reinforce(self, user_id: str | None, memory_ids: Sequence[str]) -> None: ...
+
+    def remember(self, user_id: str | None, question: str, answer: str, mesh_ids: Sequence[str]) -> str | None: ...
+
+
+class Planner(Protocol):
+    """Splits a question into hops (``medgraph.agent.plan``: rules or a DSPy program)."""
+
+    def plan(self, question: str, language: str) -> Plan: ...
+
+
 @dataclass
 class AgentDeps:
     """What the nodes call. ``generate(tier, question, analysis, evidence)`` yields
     ``{"delta": str}`` events then ``{"answer": Answer}`` (the tier engines' stream)."""
 
-    guard: Any  # medgraph.agent.guard.Guard
-    rewriter: Any  # medgraph.agent.rewrite.Rewriter
+    guard: Guard
+    rewriter: Rewriter
     analyze: Callable[[str, str | None], Awaitable[QueryAnalysis]]
     route: Callable[[QueryAnalysis, str | None], Awaitable[RouteDecision]]
-    retrieve: Callable[[QueryAnalysis], Awaitable[Any]]  # -> RetrievalResult
+    retrieve: Callable[[QueryAnalysis], Awaitable[RetrievalResult]]
     rerank: Callable[[str, list[Candidate]], Awaitable[list[Candidate]]]
     relational: Callable[[QueryAnalysis], Awaitable[list[Candidate]]]  # featurised, chunks loaded
     generate: Callable[[str, str, QueryAnalysis, list[Candidate]], Events]
-    find_gaps: Callable[[QueryAnalysis, list[Candidate]], Awaitable[list[Any]]] | None = None
-    fetch: Callable[[Any], Awaitable[list[Any]]] | None = None  # Gap -> [LiteratureRecord]
-    ingest: Callable[[list[Any]], Awaitable[Any]] | None = None  # [LiteratureRecord] -> IngestReport
-    sessions: Any = None  # medgraph.memory.sessions.SessionStore
-    memory: Any = None  # medgraph.memory.longterm.LongTermMemory
-    planner: Any = None  # .plan(question, language) -> medgraph.agent.plan.Plan; None: never multi-hop
+    find_gaps: Callable[[QueryAnalysis, list[Candidate]], Awaitable[list[Gap]]] | None = None
+    fetch: Callable[[Gap], Awaitable[list[LiteratureRecord]]] | None = None
+    ingest: Callable[[list[LiteratureRecord]], Awaitable[IngestReport]] | None = None
+    sessions: SessionLog | None = None
+    memory: UserMemory | None = None
+    planner: Planner | None = None  # None: never multi-hop
     bridges: Callable[[list[str], set[str]], Awaitable[list[tuple[str, float]]]] | None = None
     entity_name: Callable[[str, str], Awaitable[str | None]] | None = None  # (MeSH ID, language)
     mentions: Callable[[list[str]], Awaitable[dict[str, set[str]]]] | None = None  # chunk ID -> MeSH IDs
@@ -214,7 +256,7 @@ async def analyse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
         analysis = with_interests(analysis, interests, deps.settings.interest_seed_weight)
     route = await deps.route(analysis, state["request"].tier)
     plan = None
-    if _may_plan(deps):  # a model-tier planner blocks on its engine: in a thread
+    if _may_plan(deps) and deps.planner is not None:  # a model-tier planner blocks on its engine: in a thread
         plan = await asyncio.to_thread(deps.planner.plan, state["question"], state["language"])
     return {"analysis": analysis, "route": route, "plan": plan, "rehops": 0}
 

@@ -76,6 +76,18 @@ def test_services_and_stores_take_and_return_named_types() -> None:
     assert not violations, "bare Any at a service/store seam:\n" + "\n".join(violations)
 
 
+def test_the_agents_dependencies_are_typed() -> None:
+    """``AgentDeps``: what the agent's nodes call (guard, rewriter, session log, memory, planner, the
+    deployments' calls) is a protocol or a typed callable, not ``Any``."""
+    tree = ast.parse((REPO / "medgraph/agent/graph.py").read_text())
+    deps = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "AgentDeps")
+    fields = {n.target.id: n.annotation for n in deps.body
+              if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    assert {"guard", "rewriter", "sessions", "memory", "planner", "retrieve"} <= set(fields)
+    untyped = [name for name, annotation in fields.items() if _bare_any(annotation)]
+    assert not untyped, f"AgentDeps fields typed Any: {untyped}"
+
+
 def test_the_any_rule_sees_what_it_should() -> None:
     """The check itself: bare and nested Any are caught, a JSON dict is not."""
     def check(text: str) -> bool:
