@@ -10,8 +10,10 @@ them directly. Inputs and outputs are the records of ``medgraph.retrieve`` and
 - ``RetrieverService``: owns the stores (with embedded stores: the single owner process), the
   query embedder and the PPR index (built at start-up from the graph store's incidence for
   ``retrieval.ppr_engine: process``, whatever the store; it follows the store's graph signature
-  and is rebuilt in the background, and at once after a live ingest); retrieval, entity
-  neighbourhoods, the chunks two entities share, stored passages, the corpus builds, readiness.
+  and is rebuilt in the background, and at once after a live ingest); retrieval and the agent's
+  graph calls, readiness; by role, the explorer's reads (``GraphExplorer``: entity neighbourhoods,
+  the chunks two entities share, stored passages, communities, the corpus builds) and gap
+  completion (``LiveIngestion``: evidence gaps, fetched literature indexed live).
 - ``RerankerService``: calibrated relevance of each candidate.
 - ``RouterService``: the tier of each question (``medgraph.route``: rules, or an LLM classifier
   calling one engine's ``TierService.chat``, falling back to the rules).
