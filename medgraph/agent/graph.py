@@ -256,13 +256,17 @@ async def analyse(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
         analysis = with_interests(analysis, interests, deps.settings.interest_seed_weight)
     route = await deps.route(analysis, state["request"].tier)
     plan = None
-    if _may_plan(deps) and deps.planner is not None:  # a model-tier planner blocks on its engine: in a thread
-        plan = await asyncio.to_thread(deps.planner.plan, state["question"], state["language"])
+    planner = _planner(deps)
+    if planner is not None:  # a model-tier planner blocks on its engine: in a thread
+        plan = await asyncio.to_thread(planner.plan, state["question"], state["language"])
     return {"analysis": analysis, "route": route, "plan": plan, "rehops": 0}
 
 
-def _may_plan(deps: AgentDeps) -> bool:
-    return deps.settings.decompose and None not in (deps.planner, deps.bridges, deps.entity_name, deps.mentions)
+def _planner(deps: AgentDeps) -> Planner | None:
+    """The planner, when decomposition is on and the hops' graph calls are there; else None."""
+    if deps.settings.decompose and None not in (deps.bridges, deps.entity_name, deps.mentions):
+        return deps.planner
+    return None
 
 
 def with_interests(analysis: QueryAnalysis, interests: Sequence[tuple[str, float]], top_weight: float) -> QueryAnalysis:
@@ -299,7 +303,7 @@ def _hop_tools(state: AgentState, deps: AgentDeps) -> Any:
         result = await deps.retrieve(analysis)  # each hop reranked against its own text
         return await deps.rerank(analysis.text, result.candidates), result.analysis
 
-    # _may_plan: no plan without them
+    # _planner: no plan without them
     assert deps.bridges is not None and deps.entity_name is not None and deps.mentions is not None
     return HopTools(analyze, retrieve, deps.bridges, deps.entity_name, deps.mentions)
 

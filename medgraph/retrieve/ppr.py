@@ -3,17 +3,17 @@
 
 Serving (``ProcessPPR``). Input: a graph store that hands out its incidence (``incidence()``; a
 source holding only ``(entity, chunk, count)`` rows builds it with
-``medgraph.graph.ppr.incidence_from_pairs``) and a cheap ``graph_signature()`` (any comparable
-value that changes when the graph does: the embedded store's write version, Neo4j's node /
-relationship counts plus latest document update). Output: the same ``PPRHit`` lists as
-``PPRIndex.query``. The first query (or ``ensure_built``) builds the index in the caller's thread; afterwards a query at most every ``poll_s`` seconds starts a background check
-of the signature, and when it changed, a rebuild from a fresh incidence read. The new index
-replaces the old one in a single reference swap, so queries are never blocked by a rebuild: until
-the swap they are answered from the previous index. ``refresh()`` rebuilds whatever the signature
-(a write that leaves the signature unchanged is seen then). The signature is read before the
-incidence, so a write during the read is picked up by the next check. A failed rebuild keeps the
-previous index and is retried at the next check. Rebuilds are whole (by generation), not
-incremental.
+``medgraph.graph.ppr.incidence_from_pairs``) and a cheap ``graph_signature()`` (any comparable value
+that changes when the graph does: the embedded store's write version, Neo4j's node / relationship
+counts plus latest document update). Output: the same ``PPRHit`` lists as ``PPRIndex.query``. The
+first query (or ``ensure_built``) builds the index in the caller's thread; afterwards a query at
+most every ``poll_s`` seconds starts a background check of the signature, and when it changed, a
+rebuild from a fresh incidence read. The new index replaces the old one in a single reference swap,
+so queries are never blocked by a rebuild: until the swap they are answered from the previous index.
+``refresh()`` rebuilds whatever the signature (a write that leaves the signature unchanged is seen
+then). The signature is read before the incidence, so a write during the read is picked up by the
+next check. A failed rebuild keeps the previous index and is retried at the next check. Rebuilds are
+whole (by generation), not incremental.
 """
 
 from __future__ import annotations

@@ -461,7 +461,11 @@ def tune_local_persistence(client: QdrantClient) -> None:
     """
     from qdrant_client.local.qdrant_local import QdrantLocal
 
-    local = client._client  # noqa: SLF001 - the local-mode engine behind the client
+    try:
+        local = client._client  # noqa: SLF001 - the local-mode engine behind the client
+    except AttributeError as exc:  # a client layout we do not know: keep the safe default
+        logger.warning("could not tune Qdrant local persistence: %s", exc)
+        return
     if not isinstance(local, QdrantLocal):
         return  # a server: it persists by itself
     for name, collection in local.collections.items():
