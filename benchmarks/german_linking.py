@@ -48,13 +48,13 @@ sys.path.insert(0, str(REPO))
 
 from medgraph.config import load_config  # noqa: E402
 from medgraph.extract.ner import GazetteerNER  # noqa: E402
+from medgraph.lang.de.morphology import german_inflections  # noqa: E402
 from medgraph.link import EntityExtractor  # noqa: E402
 from medgraph.link.devset import held_out  # noqa: E402
 from medgraph.link.linker import Linker  # noqa: E402
 from medgraph.ontology.build import load_or_build  # noqa: E402
 from medgraph.ontology.vocabulary import Vocabulary  # noqa: E402
 from medgraph.schemas import Mention  # noqa: E402
-from medgraph.text.variants import german_inflections  # noqa: E402
 
 
 def extractors(

@@ -23,7 +23,7 @@ German keys (``german_keys``, on by default; matched only when ``language="de"``
 ``normalised``; their automaton is built on the first German text, so a process that never sees
 one does not pay for them): the inflected forms of every German name (``Nierenerkrankungen``, ``chronischen
 Niereninsuffizienz``) and the German spellings of English Latin/Greek names with their inflections
-(``Pneumonie``, ``Karzinome``, ``diabetische Nephropathie``; ``medgraph.text.variants``), unless the
+(``Pneumonie``, ``Karzinome``, ``diabetische Nephropathie``; ``medgraph.lang.de.morphology``), unless the
 form is already a key or two descriptors would share it; and the curated German clinical
 abbreviations (``KHK``, ``pAVK``, ``HI``; ``medgraph.text.abbreviations.german_abbreviations``),
 matched case-sensitively with method ``abbreviation``, before any other reading of the same letters
@@ -205,7 +205,7 @@ class GazetteerNER:
     def _add_german(self, keys: dict[str, _Key]) -> None:
         """German-only keys: inflected German names, German spellings of English names, and the
         curated German clinical abbreviations (see the module docstring)."""
-        from medgraph.text.abbreviations import german_abbreviations
+        from medgraph.lang.de.abbreviations import german_abbreviations
 
         for form, ids in self.vocab.german_index.items():
             if (

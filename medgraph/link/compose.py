@@ -35,10 +35,10 @@ import itertools
 import re
 from collections.abc import Iterable, Sequence
 
+from medgraph.lang.de.morphology import DE_FUNCTION_WORDS, FUGEN, de_stem, loan_spellings, umlaut_folded
 from medgraph.ontology.glossary import CHINESE_FUNCTION_WORDS, Glossary
 from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_DICTIONARY, RANK_MINED, Vocabulary, is_acronym
 from medgraph.text.keys import has_cjk, match_key, norm_key
-from medgraph.text.variants import DE_FUNCTION_WORDS, FUGEN, de_stem, loan_spellings, umlaut_folded
 
 MAX_GLOSSES = 4  # English terms kept per descriptor (shortest distinct first)
 MAX_PHRASES = 48  # English candidate phrases per surface

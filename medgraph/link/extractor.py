@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING
 
 from medgraph.config.models import LinkingConfig, NerConfig
 from medgraph.extract.ner import GazetteerNER
+from medgraph.lang.de.morphology import DE_FUNCTION_WORDS
 from medgraph.link.compose import ZH_DROPPED, ZH_MORPHEMES
 from medgraph.link.linker import Linker, LinkResult
 from medgraph.ontology.vocabulary import Vocabulary
 from medgraph.schemas import Mention
 from medgraph.text.abbreviations import Abbreviation, find_abbreviations
 from medgraph.text.keys import has_cjk, is_cjk
-from medgraph.text.variants import DE_FUNCTION_WORDS
 
 if TYPE_CHECKING:
     from medgraph.extract.cascade import CascadeNER

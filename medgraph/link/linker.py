@@ -23,7 +23,7 @@ Cascade (first hit wins; deterministic):
    failure), the English phrase looked up through steps 2-3 and the neoplasm head; then, with
    ``linking.dictionary_compose``, parts only the general dictionaries know (``手卫生`` → hand ·
    hygiene → Hand Hygiene; method ``compose_dictionary``).
-7. ``language``: German and Chinese spelling variants (``medgraph.text.variants``), for a
+7. ``language``: German and Chinese spelling variants (``medgraph.lang.de.morphology``, ``medgraph.lang.zh.morphology``), for a
    surface in German (``language="de"``) or written in CJK: the vocabulary's generated German forms
    (``Vocabulary.german_index``: inflected German names, German spellings of English names), German
    inflection (Snowball stems), umlaut and loan-word
@@ -53,13 +53,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from medgraph.config.models import LinkingConfig
+from medgraph.lang.de.abbreviations import german_abbreviations
+from medgraph.lang.de.morphology import GermanLexicon, german_forms, noun_bases
+from medgraph.lang.zh.morphology import chinese_forms
 from medgraph.link.compose import Composer
 from medgraph.link.dense import rescore
 from medgraph.link.tfidf import CharNgramIndex
 from medgraph.ontology.vocabulary import Index, Vocabulary, build_index
-from medgraph.text.abbreviations import abbreviation_map, german_abbreviations
+from medgraph.text.abbreviations import abbreviation_map
 from medgraph.text.keys import has_cjk, match_key, norm_key
-from medgraph.text.variants import GermanLexicon, chinese_forms, german_forms, noun_bases
 
 # one fuzzy-index build at a time in a process (a warm-up thread and a request may race for it)
 _TFIDF_BUILD = threading.Lock()

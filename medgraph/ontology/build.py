@@ -289,7 +289,7 @@ def join_general(acc: _Acc, english: EnglishKeys) -> tuple[Index, dict[str, int]
 def config_fingerprint(cfg: VocabularyConfig) -> str:
     """Hash of the format version, the German abbreviation table's size and the source list (kinds,
     paths, flags, file sizes): a cache key."""
-    from medgraph.text.abbreviations import GERMAN_ABBREVIATIONS
+    from medgraph.lang.de.abbreviations import GERMAN_ABBREVIATIONS
 
     parts: list[Any] = [FORMAT_VERSION, GERMAN_ABBREVIATIONS.stat().st_size]
     for s in cfg.sources:
@@ -398,13 +398,13 @@ def german_forms_summary(vocab: Vocabulary) -> dict[str, Any]:
     return {
         "forms": len(index),
         "ids": len({ids[0] for ids in index.values()}),
-        "rules": "medgraph.text.variants (german_inflections, german_spellings)",
+        "rules": "medgraph.lang.de.morphology (german_inflections, german_spellings)",
     }
 
 
 def german_abbreviations_summary(vocab: Vocabulary) -> dict[str, Any]:
     """Provenance of the curated German clinical abbreviation table and how much of it resolves."""
-    from medgraph.text.abbreviations import GERMAN_ABBREVIATIONS, german_abbreviations
+    from medgraph.lang.de.abbreviations import GERMAN_ABBREVIATIONS, german_abbreviations
 
     table = german_abbreviations()
     return {

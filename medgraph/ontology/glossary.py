@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medgraph.lang.de.morphology import FUGEN
 from medgraph.schemas import Entity
 from medgraph.text.keys import norm_key
-from medgraph.text.variants import FUGEN
 
 log = logging.getLogger(__name__)
 

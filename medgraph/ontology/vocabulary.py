@@ -7,7 +7,7 @@ with language, rank and mined count), and two lookup indices used by NER and lin
 plus ``surface_table`` (``match_key`` → acronym spellings, and whether a non-acronym surface
 shares the key) which the gazetteer uses for case-sensitive acronyms, and ``german_index``
 (generated German forms → MeSH IDs: inflected German names and German spellings of English
-Latin/Greek names, ``medgraph.text.variants``; forms that are already keys, stop words or shared by
+Latin/Greek names, ``medgraph.lang.de.morphology``; forms that are already keys, stop words or shared by
 two descriptors are left out), which the gazetteer and the linker use for German text only. German
 dictionary words (``RANK_DICTIONARY``, the ``ding`` source) are in ``german_index`` only, with their
 inflections, never in the three shared lookups; Chinese ones (the ``cedict`` source) are in
@@ -118,8 +118,8 @@ GERMAN_FORM_STOP = frozenset(
 
 def build_german_index(terms: Iterable[Term], exact: Index) -> Index:
     """Generated German form → the IDs of the name it comes from (see the module docstring)."""
+    from medgraph.lang.de.morphology import german_inflections, german_spellings
     from medgraph.text.stopwords import STOP_DE, STOP_EN
-    from medgraph.text.variants import german_inflections, german_spellings
 
     found: dict[str, set[str]] = defaultdict(set)
     readings: dict[str, tuple[str, ...]] = {}

@@ -43,11 +43,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from medgraph.embed.base import GlossGroups
+from medgraph.lang.de.morphology import DE_FUNCTION_WORDS, loan_spellings
 from medgraph.ontology.glossary import PIVOT, Glossary
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.schemas import Entity, Mention
 from medgraph.text.keys import fold
-from medgraph.text.variants import DE_FUNCTION_WORDS, loan_spellings
 
 _CJK_RUN = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
 _IDEOGRAPHS = re.compile("([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from medgraph.config.models import LinkingConfig
+from medgraph.lang.de.morphology import german_forms
 from medgraph.link.compose import Composer
 from medgraph.link.linker import Linker
 from medgraph.ontology.vocabulary import Vocabulary
-from medgraph.text.variants import german_forms
 from tests.helpers import terms_vocabulary
 
 TERMS = [

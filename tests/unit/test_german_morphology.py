@@ -10,15 +10,15 @@ import pytest
 
 from medgraph.config.models import LinkingConfig
 from medgraph.extract.ner import GazetteerNER
+from medgraph.lang.de.abbreviations import GERMAN_ABBREVIATIONS, german_abbreviations
 from medgraph.link.linker import Linker
 from medgraph.ontology.sources import PKG_DATA
 from medgraph.ontology.vocabulary import Vocabulary
-from medgraph.text.abbreviations import GERMAN_ABBREVIATIONS, german_abbreviations
 from tests.helpers import require_module, terms_vocabulary
 
 require_module("Stemmer")  # PyStemmer: the German Snowball stemmer (a core dependency)
 
-from medgraph.text.variants import (  # noqa: E402
+from medgraph.lang.de.morphology import (  # noqa: E402
     GermanLexicon,
     de_snowball,
     german_inflections,

@@ -16,8 +16,9 @@ in one layer may import each other, but never in a circle between files):
     medgraph.stores
     medgraph.extract, medgraph.link    NER and linking
     medgraph.embed, medgraph.ontology
-    medgraph.ingest, medgraph.graph, medgraph.text, medgraph.testing
-    medgraph (the package's own __init__), medgraph.config, medgraph.schemas
+    medgraph.ingest, medgraph.graph, medgraph.testing
+    medgraph (the package's own __init__), medgraph.config, medgraph.schemas, medgraph.lang (language packs),
+                                       medgraph.text
 
 Imports are read from the source (``ast``), including those inside functions and under
 ``TYPE_CHECKING``: a lazy import is still a dependency.
@@ -43,8 +44,8 @@ LAYERS: list[set[str]] = [
     {"medgraph.stores"},
     {"medgraph.extract", "medgraph.link"},
     {"medgraph.embed", "medgraph.ontology"},
-    {"medgraph.ingest", "medgraph.graph", "medgraph.text", "medgraph.testing"},
-    {"medgraph", "medgraph.config", "medgraph.schemas"},
+    {"medgraph.ingest", "medgraph.graph", "medgraph.testing"},
+    {"medgraph", "medgraph.config", "medgraph.schemas", "medgraph.lang", "medgraph.text"},
 ]
 
 

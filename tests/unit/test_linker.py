@@ -177,7 +177,7 @@ def test_chinese_modifiers_and_disease_heads(lang_vocab: Vocabulary, surface: st
 
 
 def test_german_lexicon_splits_compounds_with_linking_elements() -> None:
-    from medgraph.text.variants import GermanLexicon, german_forms
+    from medgraph.lang.de.morphology import GermanLexicon, german_forms
 
     lexicon = GermanLexicon(["Entzündung der Niere", "Bruch", "Knochen", "Schmerz"])
     assert lexicon.key("Nierenentzündungen") == lexicon.key("Entzündung der Niere") == "entzundung nier"

@@ -1,8 +1,8 @@
-"""Language-aware spelling variants of German and Chinese surfaces, tried when the dictionary misses.
+"""German spelling variants and morphology, tried when the dictionary misses.
 
-Input: a surface string (German or Chinese) and, for German compounds, a ``GermanLexicon`` built
-from the vocabulary's German names. Output: candidate strings (``german_forms``,
-``chinese_forms``) or a German index key (``GermanLexicon.key``) the linker looks up.
+Input: a German surface string and, for German compounds, a ``GermanLexicon`` built from the
+vocabulary's German names. Output: candidate strings (``german_forms``) or a German index key
+(``GermanLexicon.key``) the linker looks up.
 
 German (general rules, no term lists):
 - inflection: ``-en``, ``-n``, ``-e``, ``-es``, ``-s``, ``-er`` endings stripped (``Entzündungen`` →
@@ -32,9 +32,6 @@ Morphology for the German index keys and the gazetteer (general rules, no term l
   ``furosemid``, ``diabetic nephropathy`` → ``diabetische nephropathie``), each with its
   inflections; the gazetteer adds them as German-only keys.
 
-Chinese: leading course/onset modifiers (``急性``, ``慢性``, ``原发性``, …) dropped, the disease
-heads ``病`` / ``症`` / ``疾病`` / ``综合征`` / ``综合症`` swapped or dropped (``抑郁症`` ↔ ``抑郁``), and
-``癌`` / ``癌症`` / ``恶性肿瘤`` / ``肿瘤`` swapped (MeSH files cancers under "neoplasms").
 """
 
 from __future__ import annotations
@@ -78,12 +75,7 @@ _LOAN_ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("in", ("ine", "in")),
     ("e", ("", "e")),
 )
-_CN_MODIFIERS = ("急性", "慢性", "亚急性", "原发性", "继发性", "先天性", "获得性", "特发性", "复发性", "遗传性")
-_CN_HEADS = ("综合征", "综合症", "疾病", "病", "症")
 # the MeSH convention that files cancers under "neoplasms" (as the English variant step does)
-_CN_NEOPLASM = ("恶性肿瘤", "癌症", "癌", "肿瘤")
-
-
 def de_stem(word: str) -> str:
     """Strip one German inflection ending, keeping at least four letters."""
     for ending in _DE_ENDINGS:
@@ -306,31 +298,6 @@ def german_forms(surface: str) -> list[str]:
         if len(forms) >= MAX_FORMS:
             break
     return forms
-
-
-def chinese_forms(surface: str) -> list[str]:
-    """The surface without a leading modifier and with its disease head swapped or dropped."""
-    key = match_key(surface).replace(" ", "")
-    stems = [key]
-    for modifier in _CN_MODIFIERS:
-        if key.startswith(modifier) and len(key) - len(modifier) >= 2:
-            stems.append(key[len(modifier):])
-    forms: list[str] = []
-    for stem in stems:
-        forms.append(stem)
-        for head in _CN_NEOPLASM:
-            if stem.endswith(head) and len(stem) - len(head) >= 1:
-                core = stem[: -len(head)]
-                forms += [core + h for h in _CN_NEOPLASM if h != head]
-                break
-        for head in _CN_HEADS:
-            if stem.endswith(head) and len(stem) - len(head) >= 2:
-                core = stem[: -len(head)]
-                forms += [core, *(core + h for h in _CN_HEADS if h != head)]
-                break
-        else:
-            forms += [stem + h for h in _CN_HEADS]
-    return [f for f in dict.fromkeys(forms) if f != key]
 
 
 class GermanLexicon:

@@ -1,0 +1,7 @@
+"""The de pack's glossary section."""
+
+from __future__ import annotations
+
+from medgraph.lang.sections.glossary import GlossaryRules
+
+GLOSSARY = GlossaryRules()

@@ -1,0 +1,7 @@
+"""The en pack's answer section."""
+
+from __future__ import annotations
+
+from medgraph.lang.sections.answer import AnswerStrings
+
+ANSWER = AnswerStrings()

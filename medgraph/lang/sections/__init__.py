@@ -1,0 +1,1 @@
+"""The section types of a ``LanguagePack``, one module per concern (what the consumers read)."""
