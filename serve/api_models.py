@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from fastapi import HTTPException
 from pydantic import AfterValidator, BaseModel, Field
 
+from medgraph import lang
 from medgraph.config.llm import TIER_NAMES
 
 Tier = Literal["small", "medium", "large"]
@@ -47,14 +48,24 @@ def _not_blank(value: str) -> str:
     return value
 
 
+def _known_language(value: str) -> str:
+    if not lang.is_known(value):
+        raise ValueError(f"unknown language {value!r}: one of {', '.join(lang.codes())}")
+    return value
+
+
 Text = Annotated[str, AfterValidator(_clean_text)]
+# a language pack's code (``medgraph.lang``): the registered packs, checked on every request
+LanguageCode = Annotated[str, Field(min_length=2, max_length=8, pattern=r"^[a-z]{2,3}(-[A-Za-z]{2,4})?$",
+                                    description=f"a registered language pack's code: {', '.join(lang.codes())}"),
+                         AfterValidator(_known_language)]
 Message = Annotated[str, AfterValidator(_clean_text), AfterValidator(_not_blank)]
 
 
 class ChatRequest(BaseModel):
     message: Message = Field(min_length=1, max_length=4000)
     session_id: str | None = Field(default=None, max_length=128, pattern=SESSION_ID)
-    language: Literal["en", "de", "zh"] | None = None
+    language: LanguageCode | None = None
     tier: Tier | None = None  # force a tier instead of routing (auth.force_tier)
     # /chat/stream: send the agent's progress as it happens (the web interface shows it); a failure
     # after the first event then arrives as an error event, not as the response's status
@@ -63,7 +74,7 @@ class ChatRequest(BaseModel):
 
 class RouteRequest(BaseModel):
     message: Message = Field(min_length=1, max_length=4000)
-    language: Literal["en", "de", "zh"] | None = None
+    language: LanguageCode | None = None
 
 
 class ChatMessage(BaseModel):

@@ -2,12 +2,13 @@
 ``/chunks/{chunk_id}`` and ``/corpus``. No ``from __future__ import annotations``: FastAPI must see the real request-model types.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import HTTPException, Path, Query
 
+from medgraph import lang as languages
 from serve.api_app import Caller, IngressBase, app, error_responses
-from serve.api_models import CHUNK_ID, MESH_ID, Text
+from serve.api_models import CHUNK_ID, MESH_ID, LanguageCode, Text
 
 
 def entity_body(found: dict[str, Any], lang: str | None, names_in: str | None = None) -> dict[str, Any]:
@@ -22,7 +23,7 @@ def entity_body(found: dict[str, Any], lang: str | None, names_in: str | None = 
         return {lang: e.names.get(lang, [])} if lang else dict(e.names)
 
     def display(e: Any) -> str:
-        localised = e.names.get(shown, []) if shown and shown != "en" else []
+        localised = e.names.get(shown, []) if shown and shown != languages.PIVOT else []
         return str(localised[0]) if localised else str(e.name)
 
     return {
@@ -42,10 +43,10 @@ class GraphRoutes(IngressBase):
         principal: Caller,
         name: Annotated[Text | None, Query(min_length=1, max_length=200)] = None,
         mesh_id: Annotated[str | None, Query(alias="id", max_length=10, pattern=MESH_ID)] = None,
-        lang: Literal["en", "de", "zh"] | None = None,
+        lang: LanguageCode | None = None,
         hops: int = Query(default=1, ge=1, le=2),
         limit: int = Query(default=25, ge=1, le=200),
-        names_in: Literal["en", "de", "zh"] | None = None,
+        names_in: LanguageCode | None = None,
     ) -> dict[str, Any]:
         """An entity and its neighbourhood: by ``name`` (any language, linked to MeSH) or by ``id``
         (a MeSH descriptor ID, looked up as it is: what the explorer sends to expand a node).

@@ -30,6 +30,7 @@ import threading
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from medgraph import lang
 from medgraph.config import MedGraphConfig
 from medgraph.llm.base import ChatParams
 from medgraph.retrieve.types import Candidate, QueryAnalysis
@@ -73,7 +74,7 @@ class AnalyzerService:
 
     def link_name(self, name: str, language: str | None = None) -> str | None:
         """The MeSH ID of an entity name in any language (dictionary, then fuzzy), or None."""
-        result = self.extractor.linker.link(name, language or "en")
+        result = self.extractor.linker.link(name, language or lang.PIVOT)
         return result.mesh_id
 
     def search_terms(self, gap: Gap) -> list[str]:

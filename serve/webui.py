@@ -14,6 +14,7 @@ and FastAPI must see the real ``Request`` type there, not a name it cannot resol
 
 import gzip
 import hashlib
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +22,11 @@ from pathlib import Path
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
+from medgraph import lang
+
 log = logging.getLogger(__name__)
 WEB_DIR = Path(__file__).resolve().parent / "web"
+STRINGS_FILE = "i18n.json"
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
          ".mjs": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
          ".svg": "image/svg+xml", ".png": "image/png", ".txt": "text/plain; charset=utf-8",
@@ -42,6 +46,28 @@ class Asset:
     media_type: str
     etag: str
 
+    @classmethod
+    def of(cls, body: bytes, media_type: str) -> "Asset":
+        return cls(body, gzip.compress(body, 9, mtime=0), media_type, '"' + hashlib.sha256(body).hexdigest()[:20] + '"')
+
+
+def interface_strings() -> dict[str, object]:
+    """The languages of the registered packs and their interface strings, for ``i18n.js``."""
+    return {
+        "pivot": lang.PIVOT,
+        "languages": [{"code": p.code, "name": p.native_name, "html_lang": p.html_lang} for p in lang.packs()],
+        "strings": {p.code: dict(p.ui) for p in lang.packs()},
+    }
+
+
+def _strings_asset(packs: tuple[lang.LanguagePack, ...], cache: dict[tuple[int, ...], Asset]) -> Asset:
+    key = tuple(id(p) for p in packs)
+    if key not in cache:
+        body = json.dumps(interface_strings(), ensure_ascii=False, sort_keys=True).encode("utf-8")
+        cache.clear()
+        cache[key] = Asset.of(body, TYPES[".json"])
+    return cache[key]
+
 
 class Assets:
     """The files under ``root`` (read on first request, then kept in memory), kept by their path
@@ -51,8 +77,11 @@ class Assets:
     def __init__(self, root: Path = WEB_DIR) -> None:
         self.root = root.resolve()
         self._cache: dict[str, Asset] = {}
+        self._strings: dict[tuple[int, ...], Asset] = {}
 
     def get(self, name: str) -> Asset | None:
+        if name == STRINGS_FILE:  # built from the registered language packs, not a file
+            return _strings_asset(lang.packs(), self._strings)
         key = self._key(name)
         if key is None:
             return None
@@ -87,9 +116,7 @@ class Assets:
             return None
         if not path.is_file():
             return None
-        body = path.read_bytes()
-        return Asset(body, gzip.compress(body, 9, mtime=0), media_type,
-                     '"' + hashlib.sha256(body).hexdigest()[:20] + '"')
+        return Asset.of(path.read_bytes(), media_type)
 
 
 def _response(request: Request, asset: Asset) -> Response:

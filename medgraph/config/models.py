@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from medgraph import lang
 from medgraph.config.base import _Model
 from medgraph.config.llm import RouterConfig, TiersConfig
 from medgraph.config.pipeline import (  # the corpus build's sections
@@ -97,18 +98,30 @@ class RetrievalConfig(_Model):
     hop: HopConfig = Field(default_factory=HopConfig)
     # ``translate``: the question is translated (ontology term substitution) into each of these
     # corpus languages other than its own, and each translation gets a sparse search of its own
-    languages: tuple[Literal["en", "de", "zh"], ...] = ("en", "de", "zh")
+    # (language pack codes; default: every registered pack)
+    languages: tuple[str, ...] = Field(default_factory=lang.codes)
     names_per_entity: int = Field(default=2, ge=1)  # target-language names substituted per entity
     glosses_per_word: int = Field(default=4, ge=1)  # dictionary glosses of one German / Chinese word
     # ``translate_dense``: the translations into these languages are also searched by the dense path
     # (the glossary translates German and Chinese words into English; other translations substitute
     # entity names only, which the multilingual dense path gains little from)
-    dense_translate: tuple[Literal["en", "de", "zh"], ...] = ("en",)
+    dense_translate: tuple[str, ...] = (lang.PIVOT,)
     analysis_cache: int = Field(default=1024, ge=0)  # questions whose NER + linking is cached
     # per question language, a factor per path multiplied into ``weights`` (``translate`` also scales
     # ``translate:<lang>``); e.g. ``{de: {sparse: 0.3}}``: German questions over an English corpus
-    language_weights: dict[Literal["en", "de", "zh"], dict[str, Annotated[float, Field(ge=0.0)]]] = Field(
-        default_factory=dict)
+    language_weights: dict[str, dict[str, Annotated[float, Field(ge=0.0)]]] = Field(default_factory=dict)
+
+    @field_validator("languages", "dense_translate")
+    @classmethod
+    def _known_languages(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(lang.get(code).code for code in value)  # UnknownLanguage names the registered ones
+
+    @field_validator("language_weights")
+    @classmethod
+    def _known_weight_languages(
+        cls, value: dict[str, dict[str, float]]
+    ) -> dict[str, dict[str, float]]:
+        return {lang.get(code).code: weights for code, weights in value.items()}
 
     @model_validator(mode="after")
     def _in_process_graph(self) -> RetrievalConfig:
@@ -323,7 +336,8 @@ class RedisConfig(_Model):
 class RewriterConfig(_Model):
     """Short-term memory: the follow-up question rewriter (medgraph/agent/rewrite.py).
 
-    ``rules``: offline pronoun / ellipsis resolution from the last ``window`` turns (EN/DE/ZH).
+    ``rules``: offline pronoun / ellipsis resolution from the last ``window`` turns (each
+    language pack's rewrite cues).
     ``dspy``: a DSPy program on ``engine`` (one of tiers.engines), falling back to the rules.
     """
 
@@ -399,7 +413,7 @@ class CommunitiesConfig(_Model):
 class GuardConfig(_Model):
     """Guardrails (medgraph/agent/guard.py): hazard categories S1-S14 on questions and answers.
 
-    ``rules``: the offline EN/DE/ZH rule table (medgraph/agent/guard_rules.py). ``llama_guard``:
+    ``rules``: the offline rule table (medgraph/agent/guard_rules.py, with each language pack's cues). ``llama_guard``:
     Llama Guard 3 on ``engine`` (one of tiers.engines), falling back to the rules when the call
     fails or the reply does not parse.
     """

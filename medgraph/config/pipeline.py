@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from medgraph import lang
 from medgraph.config.base import _Model
 
 # --- Ray and stage resources -------------------------------------------------------------
@@ -59,15 +60,14 @@ _TEXT_LAYER: ParseEngine = "text_layer"
 class OcrConfig(_Model):
     """Pages without a usable text layer: which OCR engine, at what resolution, within what limits.
 
-    ``engines`` and ``languages`` are keyed by document language (``en`` / ``de`` / ``zh``) with a
-    ``default`` entry; ``languages`` maps to the engine's own codes (Tesseract: ``eng``, ``deu``,
-    ``chi_sim``; ``+`` joins models). ``pool`` sizes the Ray Data OCR stage of the corpus build.
+    ``engines`` and ``languages`` are keyed by document language (a language pack's code) with a
+    ``default`` entry (the language is not known yet); ``languages`` maps to the engine's own codes
+    (Tesseract's; ``+`` joins models) and overrides the pack's ``text.tesseract`` (its default is
+    empty: every pack's own codes, and for ``default`` every Latin-script pack's joined). ``pool`` sizes the Ray Data OCR stage of the corpus build.
     """
 
     engines: dict[str, OcrEngineName] = Field(default_factory=lambda: {"default": _TESSERACT})
-    languages: dict[str, str] = Field(
-        default_factory=lambda: {"en": "eng", "de": "deu", "zh": "chi_sim+eng", "default": "eng+deu"}
-    )
+    languages: dict[str, str] = Field(default_factory=dict)
     dpi: int = Field(default=200, ge=72, le=600)  # see the README benchmark: 200 reads as well as 300, faster
     min_chars: int = Field(default=20, ge=0)  # a page with fewer text-layer characters (and an image) is OCR'd
     max_garbled: float = Field(default=0.3, ge=0.0, le=1.0)  # share of unmappable glyphs that makes a layer unusable
@@ -98,8 +98,7 @@ class ParseConfig(_Model):
 
     @model_validator(mode="after")
     def _defaults(self) -> ParseConfig:
-        for name, table in (("engines", self.engines), ("ocr.engines", self.ocr.engines),
-                            ("ocr.languages", self.ocr.languages)):
+        for name, table in (("engines", self.engines), ("ocr.engines", self.ocr.engines)):
             if "default" not in table:
                 raise ValueError(f"parse.{name} needs a 'default' entry")
         return self
@@ -196,9 +195,10 @@ class NerConfig(_Model):
     gliner_model_path: str | None = None  # a GLiNER directory (gliner_config.json, weights, tokenizer)
     gliner_labels: dict[str, tuple[str, ...]] = Field(default_factory=lambda: dict(DEFAULT_GLINER_LABELS))
     gliner_threshold: float = Field(default=0.5, gt=0.0, le=1.0)
-    # GLiNER splits words on whitespace: a Chinese run is one "word", so zh is left to the token model
-    gliner_languages: tuple[str, ...] = ("en", "de")
-    token_model_paths: dict[Literal["en", "de", "zh"], str] = Field(default_factory=dict)
+    # GLiNER splits words on whitespace: a Chinese run is one "word", so the default is the packs whose
+    # words are spaced and Chinese is left to the token model
+    gliner_languages: tuple[str, ...] = Field(default_factory=lambda: tuple(p.code for p in lang.packs() if p.spaced))
+    token_model_paths: dict[str, str] = Field(default_factory=dict)  # language pack code -> model directory
     token_labels: dict[str, tuple[str, ...]] = Field(default_factory=lambda: dict(DEFAULT_TOKEN_LABELS))
     token_threshold: float = Field(default=0.5, gt=0.0, le=1.0)
     # a model span is kept only when the linker links it at this score or more: 0.7 is the TF-IDF
@@ -207,6 +207,16 @@ class NerConfig(_Model):
     batch_size: int = Field(default=16, ge=1)  # texts per forward pass
     max_length: int = Field(default=256, ge=16)  # model tokens per window (longer chunks: strided windows)
     device: str = "cpu"
+
+    @field_validator("gliner_languages")
+    @classmethod
+    def _known_languages(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(lang.get(code).code for code in value)  # UnknownLanguage names the registered ones
+
+    @field_validator("token_model_paths")
+    @classmethod
+    def _known_model_languages(cls, value: dict[str, str]) -> dict[str, str]:
+        return {lang.get(code).code: path for code, path in value.items()}
 
     @field_validator("gliner_labels", "token_labels")
     @classmethod

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 logger = logging.getLogger(__name__)
 
 FloatArray = NDArray[np.float32]
-# the language (en / de / zh) of each text, for backends whose sparse terms depend on it (the
+# the language (a language pack's code) of each text, for backends whose sparse terms depend on it (the
 # lexical embedder's stemmer); None: unknown (such a backend detects it); others ignore it
 Languages = Sequence[str | None] | None
 

@@ -1,12 +1,12 @@
 """Lexical sparse embedder: BM25 term weights over a stable hashed vocabulary.
 
-Input: texts in English, German or Chinese (any mix), each with its language when the caller
-knows it (``languages``; else it is detected per text). Output: one ``SparseVector`` per text.
+Input: texts in any language with a pack (``medgraph.lang``; any mix), each with its language when
+the caller knows it (``languages``; else it is detected per text). Output: one ``SparseVector`` per text.
 
 Tokenisation (``tokenize``): Unicode NFKD, diacritics dropped, case folded (``ß`` -> ``ss``,
 ``Ü`` -> ``u``, full-width letters -> ASCII). Latin/other-script words are runs of letters and
-digits; an EN/DE stop-word list is dropped; words are then stemmed with the Snowball stemmer of
-the text's language (PyStemmer: ``english`` for English and Chinese text, ``german`` for German;
+digits; the packs' stop words are dropped; words are then stemmed with the Snowball stemmer of the
+text's pack (``text.snowball``, PyStemmer: ``english`` for English and Chinese text, ``german`` for German;
 "patients" -> "patient", "Patienten" -> "patient", "diseases" -> "diseas", "Zellen" -> "zell").
 Chinese (CJK ideographs) gives overlapping character bigrams (a one-character run stays one
 term): on 1,000 Huatuo questions searched against 8,264 answers, bigrams gave recall@1 0.348 /
@@ -40,25 +40,20 @@ from typing import Any
 
 import numpy as np
 
+from medgraph import lang
 from medgraph.embed.base import BaseEmbedder, GlossGroups, Languages, SparseVector
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _CJK_RE = re.compile(rf"[{_CJK}]")
 
-STOPWORDS = frozenset(
-    """a an and are as at be been but by for from had has have he her his if in into is it its of
-    on or our she than that the their them then there these they this those to was we were what
-    when which while who will with would you not no can may also after before between during
-    about over under such both each other more most all any some only very
-    der die das den dem des ein eine einer eines einem einen und oder aber ist sind war waren wird
-    werden wurde wurden hat haben hatte mit von zu zum zur im in am an auf aus bei fur nach uber
-    unter vor durch als auch nicht kein keine sich es er sie wir ihr ich du dass wie wenn so noch
-    nur bis um""".split()
-)
-# Snowball algorithm per text language; Latin-script words in Chinese text are mostly English
-_SNOWBALL = {"en": "english", "de": "german", "zh": "english"}
 _local = threading.local()  # PyStemmer's Stemmer objects are not thread-safe: one per thread
+
+
+@lru_cache(maxsize=8)
+def _stopwords(packs: tuple[lang.LanguagePack, ...]) -> frozenset[str]:
+    """The lexical index's stop words: the union over the registered packs."""
+    return frozenset().union(*(p.text.index_stopwords for p in packs))
 
 
 def fold(text: str) -> str:
@@ -73,7 +68,7 @@ def _stemmer(language: str) -> Any:
     stemmers = getattr(_local, "stemmers", None)
     if stemmers is None:
         stemmers = _local.stemmers = {}
-    algorithm = _SNOWBALL.get(language, "english")
+    algorithm = lang.get_or_pivot(language).text.snowball
     if algorithm not in stemmers:
         import Stemmer  # PyStemmer (core dependency): the Snowball stemmers, in C
 
@@ -81,13 +76,13 @@ def _stemmer(language: str) -> Any:
     return stemmers[algorithm]
 
 
-def stem(word: str, language: str = "en") -> str:
+def stem(word: str, language: str = lang.PIVOT) -> str:
     """The Snowball stem of one folded word in ``language``; words with digits are left alone."""
     return word if not word.isalpha() else str(_stemmer(language).stemWord(word))
 
 
 def text_language(text: str) -> str:
-    """en / de / zh of a text whose language the caller did not give (``detect_language``)."""
+    """The language code of a text whose language the caller did not give (``detect_language``)."""
     from medgraph.ingest.text import detect_language
 
     return detect_language(text)
@@ -96,12 +91,15 @@ def text_language(text: str) -> str:
 def tokenize(text: str, use_stem: bool = True, language: str | None = None) -> list[str]:
     """Index terms of ``text``: folded, stop-word-free (stemmed) words and CJK character bigrams.
 
-    ``language``: the stemmer's language (en / de / zh); detected from ``text`` when not given.
+    ``language``: the stemmer's language (a language pack's code); detected from ``text`` when not
+    given. Stop words are those of every registered pack (``text.index_stopwords``), whatever the
+    text's language, so an index built with a set of packs must be queried with the same set.
     """
+    stopwords = _stopwords(lang.packs())
     folded = fold(text)
     runs = _TOKEN_RE.findall(folded)
     has_cjk = _CJK_RE.search(folded) is not None
-    words = [r for r in runs if (not has_cjk or not _CJK_RE.match(r)) and r not in STOPWORDS
+    words = [r for r in runs if (not has_cjk or not _CJK_RE.match(r)) and r not in stopwords
              and (len(r) > 1 or r.isdigit())]
     if use_stem and words:  # words with digits ("il6", "covid19") are kept as they are
         stemmer = _stemmer(language or text_language(text))
@@ -116,7 +114,7 @@ def tokenize(text: str, use_stem: bool = True, language: str | None = None) -> l
     for run in runs:
         if _CJK_RE.match(run):  # overlapping character bigrams (a lone character stands alone)
             terms.extend(run[i : i + 2] for i in range(len(run) - 1)) if len(run) > 1 else terms.append(run)
-        elif run not in STOPWORDS and (len(run) > 1 or run.isdigit()):
+        elif run not in stopwords and (len(run) > 1 or run.isdigit()):
             terms.append(next(stems))
     return terms
 
@@ -159,12 +157,12 @@ class LexicalEmbedder(BaseEmbedder):
         if len(langs) != len(groups):
             raise ValueError(f"{len(groups)} translations but {len(langs)} languages")
         out = []
-        for group_list, lang in zip(groups, langs, strict=True):
+        for group_list, code in zip(groups, langs, strict=True):
             weights: Counter[int] = Counter()
             for group in group_list:
                 best: dict[int, float] = {}
                 for alternative, weight in group:
-                    for term in tokenize(alternative, self.use_stem, lang):
+                    for term in tokenize(alternative, self.use_stem, code):
                         index = term_index(term)
                         best[index] = max(best.get(index, 0.0), weight)
                 weights.update(best)

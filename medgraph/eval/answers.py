@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medgraph import lang
 from medgraph.eval.retrieval import open_index, parse_range, read_jsonl
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ def read_answer_queries(path: Path, lines: tuple[int, int] | None = None, limit:
         if answerable and not gold:
             raise ValueError(f"{path}: answerable question {rec.get('query_id', n)} names no gold document")
         out.append(AnswerQuery(
-            str(rec.get("query_id", n)), str(rec["text"]), str(rec.get("language") or "en"), answerable,
+            str(rec.get("query_id", n)), str(rec["text"]), str(rec.get("language") or lang.PIVOT), answerable,
             frozenset(gold), tuple(int(p) for p in rec.get("pages") or ()), rec.get("section") or None,
             rec.get("reference") or rec.get("answer") or None,
         ))

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from medgraph import lang
 from medgraph.ingest.loaders import pubmedqa_document
 
 
@@ -42,7 +43,7 @@ def pubmedqa_records(data: dict[str, Any], path: Path,
             "sections": [{"title": s.title, "text": s.text} for s in doc.sections],
         })
         queries.append({
-            "query_id": str(pmid), "text": str(item["QUESTION"]), "language": "en",
+            "query_id": str(pmid), "text": str(item["QUESTION"]), "language": lang.PIVOT,  # English
             "relevant_doc_ids": [doc.doc_id],
             **({"reference": str(item.get("LONG_ANSWER") or ""), "final_decision": item.get("final_decision")}
                if hold_out_conclusion else {}),

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from medgraph import lang
 from medgraph.eval.convert import pubmedqa_records, write_jsonl
 
 _PUBTATOR = re.compile(r"^(\d+)\|([ta])\|(.*)$")
@@ -43,7 +44,7 @@ def pubtator_records(path: Path) -> Iterator[dict[str, Any]]:
                 docs.setdefault(m.group(1), {})[m.group(2)] = m.group(3)
     for pmid, parts in docs.items():
         yield {"doc_id": f"bc5cdr-{pmid}", "title": parts.get("t", ""), "text": parts.get("a", ""),
-               "language": "en", "source_id": f"PMID:{pmid}"}
+               "language": lang.PIVOT, "source_id": f"PMID:{pmid}"}  # English
 
 
 def jsonl_records(path: Path) -> Iterator[dict[str, Any]]:
@@ -52,7 +53,7 @@ def jsonl_records(path: Path) -> Iterator[dict[str, Any]]:
             if line.strip():
                 r = json.loads(line)
                 yield {"doc_id": str(r["doc_id"]), "title": r.get("title") or "", "text": r["text"],
-                       "language": "en", "source_id": str(r["doc_id"])}
+                       "language": lang.PIVOT, "source_id": str(r["doc_id"])}  # English
 
 
 def abstract_records(shared: Path) -> Iterator[dict[str, Any]]:

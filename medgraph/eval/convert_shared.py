@@ -8,10 +8,12 @@ Input: the shared data folder: ``german_grascco/grascco_phi.jsonl`` (GraSCCo let
 ``chinese_huatuo/liver_cancer_literature_qa.json`` (dialogues). Output: corpus JSONL for
 ``python -m medgraph.eval retrieval`` / ``answers`` with stable document IDs, the ones the question
 files of ``data/eval`` name:
-- a letter keeps its ``doc_id`` (``Albers``), language ``de``;
+- a letter keeps its ``doc_id`` (``Albers``);
 - a Huatuo record is ``huatuo-<line>`` (1-based line of ``llama_data.jsonl``), a liver-cancer
-  dialogue ``huatuo-liver-<n>`` (1-based item), language ``zh``; both as a ``Question`` and an
-  ``Answer`` section, as the corpus loader reads such records.
+  dialogue ``huatuo-liver-<n>`` (1-based item); both as a ``Question`` and an ``Answer`` section, as
+  the corpus loader reads such records.
+Each record's language is detected from its text, as the corpus loader does (the letters are German,
+the Huatuo records Chinese).
 The ranges keep the corpus small enough to index on a laptop; the question files only name records
 inside the default ranges. Records keep the input order, so the file (and its hash) is the same on
 every run.
@@ -31,8 +33,8 @@ from medgraph.eval.retrieval import parse_range
 from medgraph.ingest.loaders import record_document
 
 
-def _record(doc_id: str, language: str, fields: dict[str, Any], path: Path, lineno: int) -> dict[str, Any]:
-    doc = record_document({**fields, "doc_id": doc_id, "language": language}, path, lineno)
+def _record(doc_id: str, fields: dict[str, Any], path: Path, lineno: int) -> dict[str, Any]:
+    doc = record_document({**fields, "doc_id": doc_id}, path, lineno)
     return {"doc_id": doc.doc_id, "title": doc.title, "language": doc.language, "source_id": doc.source_id,
             "sections": [{"title": s.title, "text": s.text} for s in doc.sections]}
 
@@ -42,7 +44,7 @@ def grascco_records(path: Path) -> Iterator[dict[str, Any]]:
         for n, line in enumerate(fh, 1):
             if line.strip():
                 rec = json.loads(line)
-                yield _record(str(rec["doc_id"]), "de", {"text": rec["text"]}, path, n)
+                yield _record(str(rec["doc_id"]), {"text": rec["text"]}, path, n)
 
 
 def huatuo_records(path: Path, lines: tuple[int, int]) -> Iterator[dict[str, Any]]:
@@ -52,13 +54,13 @@ def huatuo_records(path: Path, lines: tuple[int, int]) -> Iterator[dict[str, Any
                 break
             if n >= lines[0] and line.strip():
                 rec = json.loads(line)
-                yield _record(f"huatuo-{n}", "zh", {k: rec.get(k, "") for k in ("instruction", "input", "output")}, path, n)
+                yield _record(f"huatuo-{n}", {k: rec.get(k, "") for k in ("instruction", "input", "output")}, path, n)
 
 
 def liver_records(path: Path, items: tuple[int, int]) -> Iterator[dict[str, Any]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     for n, rec in enumerate(data[items[0] - 1 : items[1]], items[0]):
-        yield _record(f"huatuo-liver-{n}", "zh", {k: rec.get(k, "") for k in ("instruction", "input", "output")}, path, n)
+        yield _record(f"huatuo-liver-{n}", {k: rec.get(k, "") for k in ("instruction", "input", "output")}, path, n)
 
 
 def convert_shared(shared: Path, out: Path, huatuo_lines: tuple[int, int], liver_items: tuple[int, int]) -> dict[str, int]:

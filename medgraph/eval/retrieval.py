@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from medgraph import lang
 from medgraph.config import MedGraphConfig, load_config
 from medgraph.eval.metrics import (
     KS,
@@ -115,7 +116,7 @@ def read_queries(path: Path, limit: int | None = None, lines: tuple[int, int] | 
         relevant = frozenset(str(d) for d in rec.get("relevant_doc_ids") or [])
         graded = {str(d): float(g) for d, g in (rec.get("graded") or {}).items()}
         grades = graded or {d: 1.0 for d in relevant}
-        out.append(EvalQuery(str(rec["query_id"]), str(rec["text"]), str(rec.get("language") or "en"),
+        out.append(EvalQuery(str(rec["query_id"]), str(rec["text"]), str(rec.get("language") or lang.PIVOT),
                              relevant or frozenset(d for d, g in grades.items() if g > 0), grades))
     return out[:limit] if limit else out
 
@@ -254,6 +255,10 @@ def _index_batch(docs: list[Any], models: Any, writer: Any) -> dict[str, str]:
 # --- the BM25 baseline ------------------------------------------------------------------------
 
 
+# bm25s's own stop-word list of the baseline's language: the BM25 baseline is English (the pivot)
+BM25_STOPWORDS = lang.PIVOT
+
+
 class Bm25Baseline:
     """bm25s (Lucene BM25, English stop words; PyStemmer's English stemmer when installed)."""
 
@@ -269,12 +274,12 @@ class Bm25Baseline:
             self._stemmer, self.stemmer = None, "none (PyStemmer not installed)"
         self._bm25s = bm25s
         self.doc_ids = list(docs)
-        tokens = bm25s.tokenize(list(docs.values()), stopwords="en", stemmer=self._stemmer, show_progress=False)
+        tokens = bm25s.tokenize(list(docs.values()), stopwords=BM25_STOPWORDS, stemmer=self._stemmer, show_progress=False)
         self.model = bm25s.BM25()
         self.model.index(tokens, show_progress=False)
 
     def search(self, text: str, k: int = 100) -> list[str]:
-        query = self._bm25s.tokenize([text], stopwords="en", stemmer=self._stemmer,
+        query = self._bm25s.tokenize([text], stopwords=BM25_STOPWORDS, stemmer=self._stemmer,
                                      return_ids=False, show_progress=False)
         if not query[0] or not self.doc_ids:
             return []

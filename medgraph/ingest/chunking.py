@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from medgraph import lang
 from medgraph.config.models import ChunkingConfig
 from medgraph.ingest.text import (
     chunk_language,
@@ -68,7 +69,7 @@ def pack(texts: list[str], max_tokens: int, joiner: str) -> list[str]:
 
 
 def _joiner(language: str) -> str:
-    return "" if language == "zh" else " "
+    return lang.get_or_pivot(language).text.word_separator
 
 
 class Chunker:

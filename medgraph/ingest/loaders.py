@@ -47,6 +47,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from medgraph import lang
 from medgraph.ingest import storage
 from medgraph.ingest.storage import Location
 from medgraph.ingest.text import detect_language
@@ -440,7 +441,8 @@ def pubmedqa_document(pmid: str, item: dict[str, Any], path: Location, conclusio
     if conclusion and item.get("LONG_ANSWER"):
         sections.append(Section("Conclusions", str(item["LONG_ANSWER"])))
     return Document(
-        doc_id=f"pmid-{pmid}", title=f"PubMed {pmid}", language="en", sections=sections,
+        # PubMedQA's abstracts are English, the pivot language
+        doc_id=f"pmid-{pmid}", title=f"PubMed {pmid}", language=lang.PIVOT, sections=sections,
         source_id=f"PMID:{pmid}", source_path=str(path),
         metadata={"year": item.get("YEAR"), "mesh": item.get("MESHES", [])},
     )

@@ -14,8 +14,8 @@ do not care which tier ran. The engine is chosen per document language in ``pars
   (``MINERU_MODEL_SOURCE=local``); its ``*_content_list.json`` (blocks in reading order with
   ``text_level`` and ``page_idx``, tables as HTML with captions) becomes blocks.
 - ``paddleocr``: PaddleOCR 3 (PP-OCRv5) text detection + recognition on a rendered page; the
-  Tesseract language codes of ``ocr.languages`` map to Paddle's (``eng``→``en``, ``deu``→``de``,
-  ``chi_sim``→``ch``, ``eng+deu``→``latin``). ``ocr.model_dir`` holds ``det/`` and ``rec/``.
+  Tesseract language codes map to Paddle's through the language packs' ``text.paddle``
+  (``eng``→``en``, ``deu``→``de``, ``chi_sim``→``ch``, several Latin-script codes→``latin``). ``ocr.model_dir`` holds ``det/`` and ``rec/``.
 
 None of these packages or weights is installed by default (``pip install 'medgraph[docling]'`` and
 so on, weights from a local directory: nothing is downloaded at run time). Missing packages raise
@@ -37,12 +37,23 @@ from typing import Any
 
 import numpy as np
 
+from medgraph import lang
 from medgraph.config.models import OcrConfig, ParseConfig
 from medgraph.ingest.layout import Block, Line
 from medgraph.ingest.sections import numbering_depth
 
-MINERU_LANGS = {"zh": "ch", "en": "en", "de": "latin"}
-PADDLE_LANGS = {"eng": "en", "deu": "de", "chi_sim": "ch", "eng+deu": "latin"}
+
+def paddle_language(tesseract_codes: str) -> str:
+    """PaddleOCR's recognition model for Tesseract language codes: the pack whose ``text.tesseract``
+    these are (or whose first code leads them), ``latin`` for several Latin-script packs joined."""
+    by_codes = {p.text.tesseract: p.text.paddle for p in lang.packs()}
+    if tesseract_codes in by_codes:
+        return by_codes[tesseract_codes]
+    parts = tesseract_codes.split("+")
+    if len(parts) > 1 and all(code in by_codes for code in parts):
+        return "latin"
+    by_first = {p.text.tesseract.split("+")[0]: p.text.paddle for p in lang.packs()}
+    return by_first.get(parts[0], lang.pivot().text.paddle)
 
 
 class ModelTierUnavailable(RuntimeError):
@@ -56,7 +67,7 @@ def parse_with_model(engine: str, path: Path, parsed: Any, cfg: ParseConfig) -> 
     if engine == "docling":
         blocks = docling_parse(path, cfg)
     elif engine == "mineru":
-        blocks = mineru_parse(path, parsed.language or "en", cfg)
+        blocks = mineru_parse(path, parsed.language or lang.PIVOT, cfg)
     else:
         raise ValueError(f"unknown parse engine {engine!r}")
     covered = {b.page for b in blocks}
@@ -128,7 +139,7 @@ def mineru_parse(path: Path, language: str, cfg: ParseConfig) -> list[Block]:
                                    "(its models from a local directory: MINERU_MODEL_SOURCE=local, mineru.json)")
     with tempfile.TemporaryDirectory(prefix="mineru-") as out:
         cmd = [exe, "-p", str(path), "-o", out, "-b", "pipeline", "-m", "txt",
-               "-l", MINERU_LANGS.get(language, "ch"), "-d", cfg.device, "--source", "local"]
+               "-l", lang.get_or_pivot(language).text.mineru, "-d", cfg.device, "--source", "local"]
         env = {**os.environ, "MINERU_MODEL_SOURCE": "local"}
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg.timeout_s, env=env)
         found = sorted(Path(out).rglob(f"{path.stem}_content_list.json"))
@@ -214,20 +225,19 @@ class PaddleOcr:
         self.cfg = cfg
         self._pipelines: dict[str, Any] = {}
 
-    def _pipeline(self, lang: str) -> Any:
-        if lang not in self._pipelines:
-            kwargs: dict[str, Any] = {"lang": lang, "device": self.cfg.device, "use_doc_orientation_classify": False,
+    def _pipeline(self, model: str) -> Any:
+        if model not in self._pipelines:
+            kwargs: dict[str, Any] = {"lang": model, "device": self.cfg.device, "use_doc_orientation_classify": False,
                                       "use_doc_unwarping": False, "use_textline_orientation": False}
             if self.cfg.model_dir:
                 kwargs["text_detection_model_dir"] = str(Path(self.cfg.model_dir) / "det")
-                kwargs["text_recognition_model_dir"] = str(Path(self.cfg.model_dir) / "rec" / lang)
-            self._pipelines[lang] = self._module.PaddleOCR(**kwargs)
-        return self._pipelines[lang]
+                kwargs["text_recognition_model_dir"] = str(Path(self.cfg.model_dir) / "rec" / model)
+            self._pipelines[model] = self._module.PaddleOCR(**kwargs)
+        return self._pipelines[model]
 
     def read(self, image: np.ndarray, dpi: int, languages: str, timeout_s: float) -> tuple[list[Line], float]:
-        lang = PADDLE_LANGS.get(languages, PADDLE_LANGS.get(languages.split("+")[0], "en"))
         rgb = np.repeat(image[:, :, None], 3, axis=2)
-        results = self._pipeline(lang).predict(rgb)
+        results = self._pipeline(paddle_language(languages)).predict(rgb)
         return paddle_lines(results, dpi)
 
 

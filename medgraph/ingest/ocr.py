@@ -1,7 +1,7 @@
 """OCR of pages without a usable text layer: Tesseract 5 (offline tier) or PaddleOCR (model tier).
 
 Input: a PDF path, the 1-based pages to read, the document's language when the other pages told
-it (``en`` / ``de`` / ``zh``, or ``""``), and the ``parse.ocr`` config. Output: ``PageLines`` per
+it (a language pack's code, or ``""``), and the ``parse.ocr`` config. Output: ``PageLines`` per
 page (lines with boxes in points and an estimated font size, ``source`` = the engine's name) and
 the language used, ready for the same layout analysis as a text layer (``layout.py``).
 
@@ -15,10 +15,11 @@ the language used, ready for the same layout analysis as a text layer (``layout.
   thread (``OMP_THREAD_LIMIT=1``: Ray workers are the unit of parallelism). It is called
   directly rather than through pytesseract: the TSV output, the timeout and the error text are
   all we need, and it keeps the core free of another dependency.
-- The language: the document's own when known; otherwise the first page is read with
-  ``languages.default`` (``eng+deu``), and again with the Chinese models when the engine is not
-  confident (mean word confidence under 50: Han script read as Latin); the better reading is
-  kept and the language detected from its text is used for the rest. (Tesseract's script
+- The language: the document's own when known (its pack's ``text.tesseract`` codes, or the
+  config's ``languages`` override); otherwise the first page is read with ``languages.default``
+  (default: every Latin-script pack's codes, ``eng+deu``), and again with the models of each pack
+  whose script identifies it (Chinese) when the engine is not confident (mean word confidence
+  under 50: Han script read as Latin); the better reading is kept and the language detected from its text is used for the rest. (Tesseract's script
   detection, OSD, costs as much as reading the page, so it is not used.)
 - Results are cached by (file content hash, page, engine, languages, dpi) under
   ``ocr.cache_dir``, so a re-run or a resumed job does not OCR a page twice.
@@ -44,6 +45,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from medgraph import lang
 from medgraph.config.models import OcrConfig
 from medgraph.ingest.layout import Line, PageLines
 from medgraph.ingest.parsed import OcrError
@@ -53,8 +55,6 @@ log = logging.getLogger(__name__)
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 _CJK_GAP = re.compile(r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]) (?=[\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef])")
-TESSERACT_PACKAGES = {"eng": "tesseract-ocr-eng", "deu": "tesseract-ocr-deu", "chi_sim": "tesseract-ocr-chi-sim",
-                      "osd": "tesseract-ocr-osd"}
 
 
 class OcrTimeout(OcrError):
@@ -135,7 +135,7 @@ class Tesseract:
     def check(self, languages: str) -> None:
         missing = [code for code in languages.split("+") if code not in self.languages()]
         if missing:
-            pkgs = " ".join(TESSERACT_PACKAGES.get(m, f"tesseract-ocr-{m.replace('_', '-')}") for m in missing)
+            pkgs = " ".join(f"tesseract-ocr-{m.replace('_', '-')}" for m in missing)  # Debian's package names
             raise OcrError(f"Tesseract has no language data for {'+'.join(missing)}: apt-get install {pkgs}")
 
     def _run(self, image: np.ndarray, args: list[str], timeout_s: float) -> str:
@@ -230,7 +230,13 @@ def _engine_for(language: str, cfg: OcrConfig, engines: dict[str, OcrEngine]) ->
 
 
 def _language_codes(language: str, cfg: OcrConfig) -> str:
-    return cfg.languages.get(language, cfg.languages["default"])
+    """The engine's codes for a document language: the config's override, else the pack's
+    ``text.tesseract``; ``default`` (language unknown): every Latin-script pack's codes joined."""
+    if language in cfg.languages:
+        return cfg.languages[language]
+    if lang.is_known(language):
+        return lang.get(language).text.tesseract
+    return cfg.languages.get("default") or "+".join(p.text.tesseract for p in lang.packs() if not p.text.script)
 
 
 def ocr_pdf_pages(path: Path, pages: list[int], language: str, cfg: OcrConfig,
@@ -289,10 +295,12 @@ def _read_page(read: Reader, language: str) -> tuple[list[Line], str]:
     if language:
         return read(language)[0], language
     lines, confidence = read("default")
-    if lines and confidence < 50:  # text, but not Latin script as far as eng+deu can tell
-        zh_lines, zh_confidence = read("zh")
-        if zh_confidence > confidence:
-            return zh_lines, "zh"
+    if lines and confidence < 50:  # text, but not Latin script as far as the Latin models can tell
+        for pack in lang.packs():  # the packs whose script identifies them (Chinese), best reading wins
+            if pack.text.script:
+                other, other_confidence = read(pack.code)
+                if other_confidence > confidence:
+                    return other, pack.code
     text = " ".join(ln.text for ln in lines)
     return lines, detect_language(text) if len(text) >= 80 else ""
 

@@ -1,7 +1,7 @@
 """Small text utilities shared by the ingest stages: tokens, sentences, paragraphs, language.
 
-Language detection is offline: py3langid (its model ships in the package) among en / de / zh,
-with a script check first for Chinese. ``detect_language`` names one language for a document;
+Language detection is offline: py3langid (its model ships in the package) among the registered
+language packs (``medgraph.lang``), with a script check first for a pack whose script identifies it. ``detect_language`` names one language for a document;
 ``chunk_language`` decides a chunk's language from its sentences, so a mixed-language chunk (an
 English abstract quoted in a German letter) keeps its document's language unless another
 language holds most of its text.
@@ -17,11 +17,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from medgraph import lang
+
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
 _SENTENCE_END = re.compile(rf"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9{_CJK}ÄÖÜ])|(?<=[。！？；])")
 _PARAGRAPH = re.compile(r"\n\s*\n")
-_CJK_CHAR = re.compile(rf"[{_CJK}]")
 
 
 def count_tokens(text: str) -> int:
@@ -49,38 +50,44 @@ def split_tokens_hard(text: str, max_tokens: int) -> list[str]:
     return [p for p in pieces if p]
 
 
-LANGUAGES = ("en", "de", "zh")
-
-
-@lru_cache(maxsize=1)
-def _identifier() -> Any:
-    """py3langid's model (shipped in the package, ~1 s to load), restricted to the corpus languages."""
+@lru_cache(maxsize=8)
+def _identifier(langids: tuple[str, ...]) -> Any:
+    """py3langid's model (shipped in the package, ~1 s to load), restricted to ``langids``."""
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    identifier.set_languages(list(LANGUAGES))
+    identifier.set_languages(list(langids))
     return identifier
 
 
-def detect_language(text: str, default: str = "en", min_confidence: float = 0.9) -> str:
-    """The language of ``text`` among en / de / zh, offline.
+@lru_cache(maxsize=8)
+def _script_patterns(packs: tuple[lang.LanguagePack, ...]) -> tuple[tuple[str, re.Pattern[str], float], ...]:
+    return tuple((p.code, re.compile(f"[{p.text.script}]"), p.text.script_share) for p in packs if p.text.script)
 
-    Text that is at least 20% CJK ideographs is Chinese (a mostly Chinese sentence that names a
-    drug in Latin letters stays Chinese); otherwise py3langid's n-gram model decides between the
-    three, and an unsure answer (probability < ``min_confidence``, e.g. a lone drug name) gives
-    ``default``.
+
+def detect_language(text: str, default: str = lang.PIVOT, min_confidence: float = 0.9) -> str:
+    """The language of ``text`` among the registered language packs, offline.
+
+    A pack whose script identifies it (``text.script``: Chinese's CJK ideographs) wins when that
+    script makes up its ``script_share`` of the text (a mostly Chinese sentence that names a drug in
+    Latin letters stays Chinese); otherwise py3langid's n-gram model decides between the packs'
+    ``text.langid`` codes, and an unsure answer (probability < ``min_confidence``, e.g. a lone drug
+    name) gives ``default``.
     """
     sample = text[:4000]
     if not sample.strip():
         return default
-    cjk = len(_CJK_CHAR.findall(sample))
-    if cjk >= 0.2 * len(sample.replace(" ", "")):
-        return "zh"
-    language, probability = _identifier().classify(sample)
-    return str(language) if probability >= min_confidence else default
+    packs = lang.packs()
+    letters = len(sample.replace(" ", ""))
+    for code, script, share in _script_patterns(packs):
+        if len(script.findall(sample)) >= share * letters:
+            return code
+    by_langid = {p.text.langid: p.code for p in packs if p.text.langid}
+    language, probability = _identifier(tuple(by_langid)).classify(sample)
+    return by_langid.get(str(language), default) if probability >= min_confidence else default
 
 
-def language_shares(text: str, default: str = "en") -> dict[str, float]:
+def language_shares(text: str, default: str = lang.PIVOT) -> dict[str, float]:
     """Share of characters per language over the sentences of ``text`` (mixed-language input)."""
     shares: dict[str, float] = {}
     sentences = split_sentences(text) or [text]

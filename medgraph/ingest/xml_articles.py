@@ -13,7 +13,7 @@ article whatever the size of the file (benchmarks/pubmed_stream.py measures it).
 
 PubMed: ``doc_id`` ``pmid-<PMID>`` (the PubMedQA loader's IDs), ``source_id`` ``PMID:<PMID>``,
 title ``ArticleTitle``, one section per ``AbstractText`` (its ``Label`` as the title, else
-"Abstract"), language from ``Language`` (eng/ger/chi → en/de/zh, else detected from the text),
+"Abstract"), language from ``Language`` (a pack's ``record_codes``: eng/ger/chi, else detected from the text),
 ``metadata``: ``pmid``, ``year``, ``journal``, ``mesh`` (descriptor UIs of ``MeshHeadingList``),
 ``mesh_names``, ``doi``. An article without an abstract fails alone
 (``<file>#PMID:<pmid>``: "article has no abstract").
@@ -41,13 +41,12 @@ import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
+from medgraph import lang
 from medgraph.ingest.storage import Location, StorageError, normalise, open_binary
 from medgraph.ingest.text import detect_language
 from medgraph.schemas import Document, Failure, Section
 
 # MEDLINE ``Language`` codes (ISO 639-2) of the project's languages; others are detected
-LANGUAGES = {"eng": "en", "ger": "de", "deu": "de", "chi": "zh", "zho": "zh"}
-PROJECT_LANGUAGES = {"en", "de", "zh"}
 PUBMED_ROOTS = {"PubmedArticleSet"}
 JATS_ROOTS = {"article", "pmc-articleset"}
 _YEAR = re.compile(r"\b(1[89]\d\d|2\d\d\d)\b")
@@ -128,8 +127,10 @@ def _flat(element: ET.Element | None, skip: frozenset[str] = _SKIP) -> str:
 
 
 def _language(code: str, sample: str) -> str:
+    """A record's language code (ISO 639-2 ``ger``, 639-1 ``de``, a tag ``de-DE``) as a pack's code;
+    the text's detected language when no pack answers to it."""
     code = code.strip().lower()
-    mapped = LANGUAGES.get(code) or (code[:2] if code[:2] in PROJECT_LANGUAGES and len(code) in (2, 5) else "")
+    mapped = lang.by_record_code(code) or (lang.by_record_code(code[:2]) if len(code) == 5 else None)
     return mapped or detect_language(sample)
 
 

@@ -13,7 +13,7 @@ from medgraph.lang.sections.lexicon import LexiconRules
 from medgraph.lang.sections.text import TextRules
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: one object per registered pack
 class LanguagePack:
     """Everything language-specific for one language.
 

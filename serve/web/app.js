@@ -2,7 +2,7 @@
 // jobs, tiers and admin), talking to the same ingress's JSON API. Text from the server is always
 // set as text (never parsed as HTML). Timings the tests and benchmarks read are recorded with
 // performance.measure: "medgraph:first-answer-text" and "medgraph:graph-drawn".
-import { LANGUAGES, language, pickLanguage, setLanguage, t } from "./i18n.js";
+import { LANGUAGES, htmlLang, language, languageName, loadStrings, pickLanguage, setLanguage, t } from "./i18n.js";
 
 const state = {
   key: sessionStorage.getItem("medgraph.key") || "",
@@ -614,14 +614,16 @@ function route() {
 }
 
 function translateShell() {
-  document.documentElement.lang = language() === "zh" ? "zh-Hans" : language();
+  document.documentElement.lang = htmlLang();
   for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
   for (const node of document.querySelectorAll("[data-i18n-label]")) node.setAttribute("aria-label", t(node.dataset.i18nLabel));
 }
 
-function start() {
+async function start() {
+  await loadStrings();
   setLanguage(pickLanguage(localStorage.getItem("medgraph.lang"), navigator.languages));
   const select = document.getElementById("ui-lang");
+  select.replaceChildren(...LANGUAGES.map((l) => el("option", { value: l }, languageName(l))));
   select.value = language();
   select.addEventListener("change", () => {
     localStorage.setItem("medgraph.lang", select.value);
