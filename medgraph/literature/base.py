@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from medgraph.lang import PIVOT
+
 
 class SourceError(RuntimeError):
     """A literature source is unavailable or answered something that could not be read."""
@@ -25,7 +27,7 @@ class LiteratureRecord:
     doc_id: str
     title: str
     text: str
-    language: str = "en"
+    language: str = PIVOT  # the code of a registered language pack
     source: str = ""  # the source's name ("pubmed", "local")
     url: str = ""
     pmid: str | None = None

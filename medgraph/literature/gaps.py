@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from medgraph.lang import PIVOT
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.schemas import Entity
 from medgraph.stores.graph import GraphStore
@@ -77,7 +78,7 @@ def _display_name(entity: Entity | None, surface: str) -> str:
 
 
 def search_terms(gap: Gap, lookup: Callable[[str], Entity | None], per_entity: int = 4) -> list[str]:
-    """The gap's entities' English MeSH names and synonyms (``per_entity`` each), for the sources.
+    """The gap's entities' English (pivot) MeSH names and synonyms (``per_entity`` each), for the sources.
 
     ``lookup``: an entity by MeSH ID, from a vocabulary (``Vocabulary.get``: it knows entities the
     corpus never mentions) or a graph store (``GraphReader.get_entity``). An unknown entity
@@ -86,7 +87,7 @@ def search_terms(gap: Gap, lookup: Callable[[str], Entity | None], per_entity: i
     terms: list[str] = []
     for mesh_id, name in zip(gap.mesh_ids, gap.names, strict=True):
         entity = lookup(mesh_id)
-        names = [entity.name, *entity.names.get("en", [])] if entity is not None else []
+        names = [entity.name, *entity.names.get(PIVOT, [])] if entity is not None else []
         own = list(dict.fromkeys(n for n in [*names, name] if n and n.strip()))
         terms.extend(own[:per_entity])
     return list(dict.fromkeys(terms))

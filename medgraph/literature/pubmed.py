@@ -32,14 +32,13 @@ from typing import Any
 
 import httpx
 
+from medgraph import lang
 from medgraph.literature.base import LiteratureRecord, SourceError, clean_terms
 
 log = logging.getLogger(__name__)
 
 EUTILS = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-# PubMed's language codes (ISO 639-2/B) for the corpus languages
-LANGUAGES = {"eng": "en", "ger": "de", "deu": "de", "chi": "zh", "zho": "zh"}
 _QUERY_SYNTAX = re.compile(r'["\[\]()*:#\\]+')
 _YEAR = re.compile(r"\b(1[89]\d\d|2\d\d\d)\b")
 
@@ -259,10 +258,12 @@ def parse_pubmed_xml(body: bytes) -> list[LiteratureRecord]:
         abstract = _abstract(article)
         if not pmid or not (title or abstract):
             continue
-        code = (article.findtext("MedlineCitation/Article/Language") or "eng").strip().lower()
+        # PubMed's language code (ISO 639-2/B: "ger") → the language pack's code ("de"); other
+        # languages by the code's first two letters; no code: the pivot (PubMed's default, English)
+        code = (article.findtext("MedlineCitation/Article/Language") or "").strip().lower()
         out.append(LiteratureRecord(
             doc_id=f"pmid-{pmid}", title=title or f"PubMed {pmid}", text=abstract or title,
-            language=LANGUAGES.get(code, code[:2] or "en"), source="pubmed",
+            language=lang.by_record_code(code) or code[:2] or lang.PIVOT, source="pubmed",
             url=f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/", pmid=pmid,
             year=_year(article),
         ))

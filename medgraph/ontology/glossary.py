@@ -1,4 +1,4 @@
-"""A bilingual glossary for query translation: German and Chinese words → English glosses.
+"""A bilingual glossary for query translation: words of every other language → pivot (English) glosses.
 
 The vocabulary's names translate a question's *entities* (``medgraph.retrieve.translate``); the words
 around them ("verschlechtert", "Prognose", "会不会", "复发", "盆腔") carry the rest of what is asked
@@ -20,15 +20,21 @@ it (``glossary.pkl``, with the tables ``from_english`` reads it backwards with);
 processes that translate questions (query analysis) hold it. Without either file it is empty and
 translation falls back to the entity names.
 
+Which dictionary glosses a language, and how its words are looked up, is the language pack's
+(``lang.get(code).glossary``, ``medgraph.lang.sections.glossary.GlossaryRules``); the readers of
+the dictionaries are registered here by vocabulary source kind (``dictionary_readers``).
+
 Lookups:
-- ``german(word)``: the word as written, then in lower case and capitalised, then its lemma
-  candidates (``german_lemmas``: case and plural endings, verb endings and the participle's
-  ``ge-…-t``), then, for a compound the dictionary lacks, a split into known parts with the linking
-  letters (``Fugen``) dropped, modifiers before the head (``german_compound``:
-  ``Lebermetastasen`` → liver · metastases).
-- ``chinese(text)``: a segmentation of a run of Chinese characters into dictionary words
-  (``segment``: bidirectional maximum matching over the glossary), each with its glosses; function
-  words and question particles (``CHINESE_FUNCTION_WORDS``) are kept as segments without glosses.
+- ``glosses(word, language)``: the word as written, then in lower case and capitalised, then its
+  lemma candidates (``lemmas``: the pack's case and plural endings, verb endings and participle:
+  German ``primären`` → primär, ``gestörte`` → stören), then, for a compound the dictionary lacks
+  in a language whose pack splits compounds, a split into known parts with the linking letters
+  (German ``Fugen``) dropped, modifiers before the head (``compound_parts``: ``Lebermetastasen`` →
+  liver · metastases). ``german(word)``: the same for the language of the Ding dictionary.
+- ``segments(text, language)``: for a language whose pack segments text (Chinese), each run of its
+  characters cut into dictionary words (``segment``: bidirectional maximum matching over the
+  glossary), each with its glosses; the pack's function words and question particles are kept as
+  segments without glosses. ``chinese(text)``: the same for the language of CC-CEDICT.
 """
 
 from __future__ import annotations
@@ -38,12 +44,13 @@ import logging
 import pickle
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from medgraph.lang.de.morphology import FUGEN
+from medgraph import lang
+from medgraph.lang.sections.glossary import GlossaryRules
 from medgraph.schemas import Entity
 from medgraph.text.keys import norm_key
 
@@ -51,26 +58,44 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 2  # 2: medical senses read off the vocabulary's names (terminology_senses)
 FILE_NAME = "glossary.pkl"
-PIVOT = "en"  # the language every gloss is in: German and Chinese words are glossed in English
 SOURCES = frozenset({"translation_pairs", "babelon", "ding", "cedict"})  # vocabulary source kinds it reads
-MAX_ZH_WORD = 8  # longest dictionary word tried by the segmenter
-MIN_DE_PART = 3  # shortest part of a German compound
 REVERSE_GLOSSES = 2  # glosses of a word read backwards (English → German / Chinese)
 REVERSE_WORDS = 3  # target-language words kept per English phrase
-# Chinese words that only carry grammar or the question's form: no gloss (their English glosses,
-# "exist", "be alive", "China", "what?", would only add noise to a search)
-CHINESE_FUNCTION_WORDS = frozenset(
-    "的 地 得 了 着 过 吗 呢 吧 啊 呀 么 是 在 有 和 与 及 或 等 对 于 把 被 为 以 而 中 之 其 这 那 该 此 后 前 "
-    "会 能 可 要 将 就 也 都 又 还 再 很 更 最 并 且 但 则 从 向 由 给 让 使 用 到 上 下 内 里 时 "
-    "是否 能否 可否 有无 有没有 会不会 是不是 能不能 可不可以 要不要 什么 哪些 哪个 哪种 如何 怎么 怎样 "
-    "怎么样 多少 为什么 为何 还是 以及 并且 或者 而且 但是 因为 所以 如果 是的 一种 一个 一些 这种 这些 "
-    "那些 其中 之间 方面 情况 问题 需要 应该 可以 可能 能够 进行 通过 作为 对于 关于 采用 出现".split()
-)
-_CJK_WORD = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]+")
-# German lemma rules, tried in order after the word itself
-_DE_CASE_ENDINGS = ("ern", "ens", "es", "en", "er", "em", "e", "s", "n")
-_DE_VERB_ENDINGS = ("test", "tet", "ten", "te", "t", "st")
-_DE_PARTICIPLE = re.compile(r"^(ge)(\w{3,}?)(?:t|te|ten|tem|ter|tes|et|ete|eten)$")
+# the vocabulary source kinds of the two general dictionaries the German and Chinese entry points
+# (``german``, ``chinese``, ...) name their language by: the pack whose ``glossary.dictionary`` it is
+DING, CEDICT = "ding", "cedict"
+
+DictionaryReader = Callable[[IO[str]], Iterable[tuple[str, tuple[str, ...]]]]
+
+
+def dictionary_readers() -> dict[str, DictionaryReader]:
+    """The general dictionaries' readers by vocabulary source kind: each yields ``(word, glosses)``
+    of the language whose pack names that kind (``GlossaryRules.dictionary``)."""
+    from medgraph.ontology.cedict import read_cedict_glosses
+    from medgraph.ontology.ding import read_ding_glosses
+
+    return {DING: read_ding_glosses, CEDICT: read_cedict_glosses}
+
+
+def dictionary_language(kind: str) -> str:
+    """The code of the language whose glosses come from the dictionary ``kind`` ("" when none)."""
+    return next((pack.code for pack in lang.packs() if pack.glossary.dictionary == kind), "")
+
+
+def glossed_languages() -> list[str]:
+    """The languages glossed in the pivot: every registered one but the pivot, in registry order."""
+    return [pack.code for pack in lang.packs() if pack.code != lang.PIVOT]
+
+
+def _rules(language: str) -> GlossaryRules:
+    return lang.get_or_pivot(language).glossary
+
+
+def __getattr__(name: str) -> frozenset[str]:
+    """``CHINESE_FUNCTION_WORDS``: the function words of the language of CC-CEDICT."""
+    if name == "CHINESE_FUNCTION_WORDS":
+        return _rules(dictionary_language(CEDICT)).function_words
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -84,51 +109,79 @@ class Glossary:
         return sum(len(w) for w in self.words.values())
 
     def languages(self) -> list[str]:
-        return [lang for lang, words in self.words.items() if words]
+        return [language for language, words in self.words.items() if words]
 
     def lookup(self, word: str, language: str) -> tuple[str, ...]:
         """The word's glosses as listed (no lemma rules), or ()."""
         return self.words.get(language, {}).get(word, ())
 
-    # --- German --------------------------------------------------------------------------------
+    # --- words of a spaced language ------------------------------------------------------------
+
+    def glosses(self, word: str, language: str) -> list[tuple[str, ...]]:
+        """Gloss groups of one word: one group for a word the dictionary knows (as written or
+        through a lemma), one per part for a compound of known parts, [] when it knows neither."""
+        rules = _rules(language)
+        table = self.words.get(language, {})
+        found = _lookup(word, table, rules) if table else ()
+        if found:
+            return [found]
+
+        def known(part: str) -> tuple[str, ...]:
+            return _lookup(part, table, rules) if table else ()
+
+        return [known(part) for part in compound_parts(word, known, rules)]
 
     def german(self, word: str) -> list[tuple[str, ...]]:
-        """Gloss groups of one German word: one group for a word the dictionary knows (as written or
-        through a lemma), one per part for a compound of known parts, [] when it knows neither."""
-        glosses = self._german_word(word)
-        if glosses:
-            return [glosses]
-        return [g for part in german_compound(word, self._german_word) for g in [self._german_word(part)]]
+        """``glosses`` of a word of the language of the Ding dictionary (German)."""
+        return self.glosses(word, dictionary_language(DING))
 
     def _german_word(self, word: str) -> tuple[str, ...]:
-        table = self.words.get("de", {})
-        return _german_lookup(word, table) if table else ()
+        """The glosses of a word of the language of the Ding dictionary, no compound split."""
+        language = dictionary_language(DING)
+        table = self.words.get(language, {})
+        return _lookup(word, table, _rules(language)) if table else ()
 
-    # --- Chinese -------------------------------------------------------------------------------
+    # --- text of a segmented language ---------------------------------------------------------
 
-    def chinese(self, text: str) -> list[tuple[str, tuple[str, ...]]]:
-        """(segment, glosses) for each segment of ``text``'s runs of Chinese characters; function
-        words and words the dictionary lacks have no glosses."""
-        table = self.words.get("zh", {})
+    def segments(self, text: str, language: str) -> list[tuple[str, tuple[str, ...]]]:
+        """(segment, glosses) for each segment of ``text``'s runs of the characters ``language``'s
+        pack segments (``GlossaryRules.segment``; none for a spaced language); function words and
+        words the dictionary lacks have no glosses."""
+        rules = _rules(language)
+        if rules.segment is None:
+            return []
+        table = self.words.get(language, {})
         out: list[tuple[str, tuple[str, ...]]] = []
-        for run in _CJK_WORD.findall(text):
-            for seg in segment(run, table):
-                out.append((seg, () if seg in CHINESE_FUNCTION_WORDS else table.get(seg, ())))
+        for run in rules.segment.findall(text):
+            for seg in segment(run, table, rules):
+                out.append((seg, () if seg in rules.function_words else table.get(seg, ())))
         return out
 
-    def chinese_boundaries(self, text: str) -> set[int]:
+    def boundaries(self, text: str, language: str) -> set[int]:
         """Character offsets in ``text`` where a word of the segmentation starts or ends (every
-        offset outside runs of Chinese characters counts): a Chinese mention that starts or ends
-        inside a word is a match inside another word (流感 "influenza" in 分流|感染)."""
-        table = self.words.get("zh", {})
+        offset outside the runs ``language``'s pack segments counts, every offset of a spaced
+        language): a mention that starts or ends inside a word is a match inside another word
+        (流感 "influenza" in 分流|感染)."""
+        rules = _rules(language)
         out = set(range(len(text) + 1))
-        for match in _CJK_WORD.finditer(text):
+        if rules.segment is None:
+            return out
+        table = self.words.get(language, {})
+        for match in rules.segment.finditer(text):
             out -= set(range(match.start() + 1, match.end()))
             pos = match.start()
-            for seg in segment(match.group(), table):
+            for seg in segment(match.group(), table, rules):
                 pos += len(seg)
                 out.add(pos)
         return out
+
+    def chinese(self, text: str) -> list[tuple[str, tuple[str, ...]]]:
+        """``segments`` of a text in the language of CC-CEDICT (Chinese)."""
+        return self.segments(text, dictionary_language(CEDICT))
+
+    def chinese_boundaries(self, text: str) -> set[int]:
+        """``boundaries`` of a text in the language of CC-CEDICT (Chinese)."""
+        return self.boundaries(text, dictionary_language(CEDICT))
 
     # --- from English -------------------------------------------------------------------------
 
@@ -138,16 +191,18 @@ class Glossary:
         plurals and spellings folded): the glossary read backwards, for a question translated into
         that language. Those whose first gloss it is come first, then words with fewer glosses (a
         specific word before a word of many senses), then shorter ones; at most ``REVERSE_WORDS``.
-        Words of several words and Chinese single characters are not read backwards."""
+        Words of several words and words shorter than the pack's ``min_reverse`` (a Chinese single
+        character) are not read backwards."""
         table = self._reverse(language)
         return table.get(norm_key(phrase), ()) if table else ()
 
     def _reverse(self, language: str) -> dict[str, tuple[str, ...]]:
         cache = self.__dict__.setdefault("_reverse_tables", {})
         if language not in cache:
+            min_length = _rules(language).min_reverse
             ranked: dict[str, dict[str, tuple[int, int, int]]] = {}
             for word, glosses in self.words.get(language, {}).items():
-                if (language == "zh" and len(word) < 2) or " " in word:
+                if len(word) < min_length or " " in word:
                     continue  # one character has too many readings to stand for an English word
                 for rank, gloss in enumerate(glosses[:REVERSE_GLOSSES]):
                     order = (rank, len(glosses), len(word))  # its main sense, a specific word, a short one
@@ -199,17 +254,17 @@ def build_glossary(sources: Iterable[tuple[str, Path]], entities: Iterable[Entit
        preferred name (``Herzinfarkt`` → Myocardial Infarction, ``骨质疏松`` → Osteoporosis);
     2. term pairs, joined to MeSH or not (``translation_pairs``: CMeKG; ``babelon``: the HPO tables):
        a Chinese or German medical term → its English term (``单纯性肥胖`` → simple obesity);
-    3. the general dictionaries (``ding``, ``cedict``): every word of either.
-    Other kinds are not read. Terms of 1 and 2 also make the Chinese segmenter see a medical term as
-    one word."""
-    from medgraph.ontology.cedict import read_cedict_glosses
-    from medgraph.ontology.ding import read_ding_glosses
+    3. the general dictionaries (``ding``, ``cedict``): every word of either, in the language whose
+       pack names the kind (``GlossaryRules.dictionary``).
+    Other kinds are not read. Every registered language but the pivot gets a table. Terms of 1 and 2
+    also make the Chinese segmenter see a medical term as one word. In a language whose pack splits
+    compounds, words get the medical senses read off the vocabulary's names (``terminology_senses``)."""
     from medgraph.ontology.sources import read_babelon, read_translation_pairs
 
     entities = list(entities)
-    dictionaries = {"ding": ("de", read_ding_glosses), "cedict": ("zh", read_cedict_glosses)}
+    readers = dictionary_readers()
     pairs = {"translation_pairs": read_translation_pairs, "babelon": read_babelon}
-    tables: dict[str, dict[str, list[str]]] = {"de": {}, "zh": {}}
+    tables: dict[str, dict[str, list[str]]] = {language: {} for language in glossed_languages()}
     counts: dict[str, Any] = {"names": 0, "term_pairs": 0}
 
     def add(language: str, word: str, glosses: Iterable[str]) -> None:
@@ -230,23 +285,28 @@ def build_glossary(sources: Iterable[tuple[str, Path]], entities: Iterable[Entit
                 if row.lang in tables and row.en:
                     add(row.lang, row.value, [row.en])
                     counts["term_pairs"] += 1
-    general: dict[str, dict[str, tuple[str, ...]]] = {"de": {}, "zh": {}}  # the dictionaries' words alone
+    general: dict[str, dict[str, tuple[str, ...]]] = {language: {} for language in tables}  # the dictionaries' words
     for kind, path in sources:
-        if kind in dictionaries:
-            language, reader = dictionaries[kind]
+        language = dictionary_language(kind) if kind in readers else ""
+        if language in tables:
             opener = gzip.open if str(path).endswith(".gz") else open
             with opener(path, "rt", encoding="utf-8") as fh:
-                for word, glosses in reader(fh):
+                for word, glosses in readers[kind](fh):
                     add(language, word, glosses)
                     general[language].setdefault(word, tuple(glosses))
             counts[kind] = str(path)
-    words = {lang: {w: tuple(g) for w, g in table.items() if g} for lang, table in tables.items()}
+    words = {language: {w: tuple(g) for w, g in table.items() if g} for language, table in tables.items()}
     medical = medical_terms(entities)
-    senses = terminology_senses(entities, general["de"], medical=medical) if general["de"] else {}
-    for word, found in senses.items():
-        words["de"][word] = _with_senses(words["de"].get(word, ()), found, medical, per_word)
-    counts["terminology_senses"] = len(senses)
-    return Glossary(words, {**counts, "words": {lang: len(w) for lang, w in words.items()}})
+    n_senses = 0
+    for language in tables:
+        if _rules(language).compound_linking is None or not general[language]:
+            continue
+        senses = terminology_senses(entities, general[language], medical=medical, language=language)
+        for word, found in senses.items():
+            words[language][word] = _with_senses(words[language].get(word, ()), found, medical, per_word)
+        n_senses += len(senses)
+    counts["terminology_senses"] = n_senses
+    return Glossary(words, {**counts, "words": {language: len(w) for language, w in words.items()}})
 
 
 def _with_senses(glosses: tuple[str, ...], senses: list[str], medical: set[str], per_word: int) -> tuple[str, ...]:
@@ -260,15 +320,17 @@ def _with_senses(glosses: tuple[str, ...], senses: list[str], medical: set[str],
 
 def medical_terms(entities: Iterable[Entity]) -> set[str]:
     """The vocabulary's English names and synonyms, lower-cased: what counts as a medical term."""
-    return {name.lower() for e in entities for name in e.names.get(PIVOT, [e.name])}
+    return {name.lower() for e in entities for name in e.names.get(lang.PIVOT, [e.name])}
 
 
 def terminology_senses(entities: Iterable[Entity], general: dict[str, tuple[str, ...]],
-                       min_support: int = 2, medical: set[str] | None = None) -> dict[str, list[str]]:
-    """German words whose medical sense the general dictionary lists only inside compounds, read off
-    German–English pairs of phrases: the vocabulary's German and English names of one descriptor and
-    the dictionary's own compounds glossed by a vocabulary name (a medical term). A German phrase's words and compound
-    parts line up with the English phrase's words (``Patienten·versorgung`` ↔ patient care,
+                       min_support: int = 2, medical: set[str] | None = None,
+                       language: str | None = None) -> dict[str, list[str]]:
+    """Words whose medical sense the general dictionary lists only inside compounds, read off
+    pairs of phrases in ``language`` (by default the language of the Ding dictionary, German) and
+    English: the vocabulary's names of one descriptor in both and the dictionary's own compounds
+    glossed by a vocabulary name (a medical term). A phrase's words and compound parts (the pack's
+    compound rules) line up with the English phrase's words (``Patienten·versorgung`` ↔ patient care,
     ``Gesundheits·versorgung`` ↔ health care); where every part but one has its English word among
     its dictionary glosses, the remaining part, the head, means the remaining word (Versorgung →
     care, where the dictionary's own entry has only "supply"). Kept when ``min_support`` phrases say so; the
@@ -278,24 +340,26 @@ def terminology_senses(entities: Iterable[Entity], general: dict[str, tuple[str,
 
     stem = Stemmer.Stemmer("english").stemWord
     entities = list(entities)
+    language = language or dictionary_language(DING)
+    rules = _rules(language)
 
     def lookup(word: str) -> tuple[str, ...]:
-        return _german_lookup(word, general)
+        return _lookup(word, general, rules)
 
     def parts_of(phrase: str) -> list[str]:
         return [part for word in re.split(r"[\s-]+", phrase) if word
-                for part in (german_compound(word, lookup) or [word])]
+                for part in (compound_parts(word, lookup, rules) or [word])]
 
-    pairs = [(de, en) for e in entities for de in e.names.get("de", [])
-             for en in e.names.get(PIVOT, [e.name]) if "," not in en]
+    pairs = [(name, en) for e in entities for name in e.names.get(language, [])
+             for en in e.names.get(lang.PIVOT, [e.name]) if "," not in en]
     medical = medical_terms(entities) if medical is None else medical
     # the dictionary's compounds whose gloss is a vocabulary name (a medical term: patient care)
     pairs += [(word, gloss) for word, glosses in general.items() if " " not in word
               for gloss in glosses if " " in gloss and gloss.lower() in medical]
     support: dict[tuple[str, str], set[str]] = {}
-    for de, en in pairs:
+    for phrase, en in pairs:
         en_words = en.lower().split()
-        parts = parts_of(de)
+        parts = parts_of(phrase)
         if len(parts) < 2 or len(en_words) < 2:
             continue
         glossed = [{stem(w)[:5] for g in lookup(part) for w in g.lower().split()} for part in parts]
@@ -305,9 +369,9 @@ def terminology_senses(entities: Iterable[Entity], general: dict[str, tuple[str,
         # the English modifiers and the head by none of the English words
         if stem(word)[:5] in glossed[-1] or glossed[-1] & en_stems or not all(g & en_stems for g in glossed[:-1]):
             continue
-        key = _german_key(head, general)
+        key = _key(head, general, rules)
         if key and len(word) >= 3 and word.isalpha():
-            support.setdefault((key, word), set()).add(de.lower())
+            support.setdefault((key, word), set()).add(phrase.lower())
     senses: dict[str, list[tuple[int, str]]] = {}
     for (key, word), phrases in support.items():
         if len(phrases) >= min_support:
@@ -315,24 +379,25 @@ def terminology_senses(entities: Iterable[Entity], general: dict[str, tuple[str,
     return {key: [word for _, word in sorted(found)] for key, found in senses.items()}
 
 
-# --- German lookups -------------------------------------------------------------------------------
+# --- lookups of a word: lemmas and compounds ------------------------------------------------------
 
 
-def german_lemmas(word: str) -> list[str]:
-    """Forms of a German word to look up, best first: the word in lower case and capitalised, without
-    a case or plural ending (``primären`` → primär, ``Rektumkarzinoms`` → Rektumkarzinom), as an
-    infinitive (``verschlechtert`` → verschlechtern, ``behandelt`` → behandeln) and a participle's
-    infinitive (``gestörte`` → stören)."""
+def lemmas(word: str, rules: GlossaryRules) -> list[str]:
+    """Forms of a word to look up, best first: the word in lower case and capitalised, without one of
+    the pack's case or plural endings (German ``primären`` → primär, ``Rektumkarzinoms`` →
+    Rektumkarzinom), as an infinitive (``verschlechtert`` → verschlechtern, ``behandelt`` →
+    behandeln) and a participle's infinitive (``gestörte`` → stören)."""
     lower = word.lower()
     bases = [lower]
-    bases += [lower[: -len(e)] for e in _DE_CASE_ENDINGS if lower.endswith(e) and len(lower) - len(e) >= 3]
-    for ending in _DE_VERB_ENDINGS:
-        if lower.endswith(ending) and len(lower) - len(ending) >= 3:
+    bases += [lower[: -len(e)] for e in rules.case_endings
+              if lower.endswith(e) and len(lower) - len(e) >= rules.min_stem]
+    for ending in rules.verb_endings:
+        if lower.endswith(ending) and len(lower) - len(ending) >= rules.min_stem:
             stem = lower[: -len(ending)]
-            bases += [stem + "en", stem + "n"]
-    match = _DE_PARTICIPLE.match(lower)
+            bases += [stem + infinitive for infinitive in rules.infinitive_endings]
+    match = rules.participle.match(lower) if rules.participle is not None else None
     if match:
-        bases += [match.group(2) + "en", match.group(2) + "n"]
+        bases += [match.group(2) + infinitive for infinitive in rules.infinitive_endings]
     out: list[str] = []
     for base in bases:
         for form in (base, base[:1].upper() + base[1:]):
@@ -341,78 +406,96 @@ def german_lemmas(word: str) -> list[str]:
     return out
 
 
-def _german_key(word: str, table: dict[str, tuple[str, ...]]) -> str | None:
+def german_lemmas(word: str) -> list[str]:
+    """``lemmas`` of a word of the language of the Ding dictionary (German)."""
+    return lemmas(word, _rules(dictionary_language(DING)))
+
+
+def _key(word: str, table: dict[str, tuple[str, ...]], rules: GlossaryRules) -> str | None:
     """The entry of ``table`` for ``word``: the word as written, else its first lemma candidate
     that ``table`` has; None when it has neither."""
-    return next((form for form in (word, *german_lemmas(word)) if form in table), None)
+    return next((form for form in (word, *lemmas(word, rules)) if form in table), None)
 
 
-def _german_lookup(word: str, table: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    key = _german_key(word, table)
+def _lookup(word: str, table: dict[str, tuple[str, ...]], rules: GlossaryRules) -> tuple[str, ...]:
+    key = _key(word, table, rules)
     return table[key] if key is not None else ()
 
 
-def german_compound(word: str, known: Any, max_parts: int = 3) -> list[str]:
-    """The parts of a German compound that ``known(part)`` glosses, modifiers first and the head last
-    (the longest known head is tried first; a modifier may drop a linking ``s``/``n``/``en``/``es``/
-    ``e``), or [] when the word does not split so. ``known``: part → glosses (truthy when known)."""
-    lower = word.lower()
-    if len(lower) < 2 * MIN_DE_PART:
+def compound_parts(word: str, known: Callable[[str], object], rules: GlossaryRules, max_parts: int = 3) -> list[str]:
+    """The parts of a compound that ``known(part)`` glosses, modifiers first and the head last (the
+    longest known head is tried first; a modifier may drop one of the pack's linking elements, German
+    ``s``/``n``/``en``/``es``/``e``), or [] when the word does not split so or the pack splits no
+    compounds. ``known``: part → glosses (truthy when known)."""
+    if rules.compound_linking is None:
         return []
-    for cut in range(MIN_DE_PART, len(lower) - MIN_DE_PART + 1):
+    lower = word.lower()
+    min_part = rules.min_part
+    if len(lower) < 2 * min_part:
+        return []
+    for cut in range(min_part, len(lower) - min_part + 1):
         head = lower[cut:]
         if not known(head):
             continue
         modifier = lower[:cut]
-        for fuge in ("", *FUGEN):
-            if fuge and not modifier.endswith(fuge):
+        for linking in ("", *rules.compound_linking):
+            if linking and not modifier.endswith(linking):
                 continue
-            stem = modifier[: len(modifier) - len(fuge)] if fuge else modifier
-            if len(stem) < MIN_DE_PART:
+            stem = modifier[: len(modifier) - len(linking)] if linking else modifier
+            if len(stem) < min_part:
                 continue
             if known(stem):
                 return [stem, head]
             if max_parts > 2:
-                inner = german_compound(stem, known, max_parts - 1)
+                inner = compound_parts(stem, known, rules, max_parts - 1)
                 if inner:
                     return [*inner, head]
     return []
 
 
-# --- Chinese segmentation -------------------------------------------------------------------------
+def german_compound(word: str, known: Callable[[str], object], max_parts: int = 3) -> list[str]:
+    """``compound_parts`` of a word of the language of the Ding dictionary (German)."""
+    return compound_parts(word, known, _rules(dictionary_language(DING)), max_parts)
 
 
-def segment(run: str, table: dict[str, tuple[str, ...]] | frozenset[str] | set[str]) -> list[str]:
-    """A run of Chinese characters cut into dictionary words by bidirectional maximum matching: the
-    forward and the backward longest-match cuts, the one with fewer words kept (then the one with
-    fewer single characters; the backward one on a tie, which is right more often for Chinese:
-    ``巨细胞`` → 巨 · 细胞 "giant cell", not 巨细 · 胞). Function words count as words."""
-    forward, backward = list(_max_match(run, table)), _backward_match(run, table)
+# --- segmentation ---------------------------------------------------------------------------------
+
+Words = dict[str, tuple[str, ...]] | frozenset[str] | set[str]
+
+
+def segment(run: str, table: Words, rules: GlossaryRules | None = None) -> list[str]:
+    """A run of characters of a segmented language cut into dictionary words by bidirectional
+    maximum matching: the forward and the backward longest-match cuts, the one with fewer words kept
+    (then the one with fewer single characters; the backward one on a tie, which is right more often
+    for Chinese: ``巨细胞`` → 巨 · 细胞 "giant cell", not 巨细 · 胞). The pack's function words count as
+    words. ``rules``: the language's (by default that of CC-CEDICT, Chinese)."""
+    rules = rules if rules is not None else _rules(dictionary_language(CEDICT))
+    forward, backward = list(_max_match(run, table, rules)), _backward_match(run, table, rules)
     def cost(cut: list[str]) -> tuple[int, int]:
         return len(cut), sum(len(w) == 1 for w in cut)
     return forward if cost(forward) < cost(backward) else backward
 
 
-def _known(word: str, table: dict[str, tuple[str, ...]] | frozenset[str] | set[str]) -> bool:
-    return word in table or word in CHINESE_FUNCTION_WORDS
+def _known(word: str, table: Words, rules: GlossaryRules) -> bool:
+    return word in table or word in rules.function_words
 
 
-def _max_match(text: str, table: dict[str, tuple[str, ...]] | frozenset[str] | set[str]) -> Iterator[str]:
+def _max_match(text: str, table: Words, rules: GlossaryRules) -> Iterator[str]:
     i = 0
     while i < len(text):
-        for j in range(min(len(text), i + MAX_ZH_WORD), i, -1):
-            if j - i == 1 or _known(text[i:j], table):
+        for j in range(min(len(text), i + rules.max_segment), i, -1):
+            if j - i == 1 or _known(text[i:j], table, rules):
                 yield text[i:j]
                 i = j
                 break
 
 
-def _backward_match(text: str, table: dict[str, tuple[str, ...]] | frozenset[str] | set[str]) -> list[str]:
+def _backward_match(text: str, table: Words, rules: GlossaryRules) -> list[str]:
     out: list[str] = []
     j = len(text)
     while j > 0:
-        for i in range(max(0, j - MAX_ZH_WORD), j):
-            if j - i == 1 or _known(text[i:j], table):
+        for i in range(max(0, j - rules.max_segment), j):
+            if j - i == 1 or _known(text[i:j], table, rules):
                 out.append(text[i:j])
                 j = i
                 break

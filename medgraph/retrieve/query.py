@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import threading
 
+from medgraph import lang
 from medgraph.ingest.text import detect_language
 from medgraph.link import EntityExtractor
 from medgraph.retrieve.analysis_cache import AnalysisCache, LruAnalysisCache
 from medgraph.retrieve.translate import GLOSSES_PER_WORD, OntologyTranslator
 from medgraph.retrieve.types import QueryAnalysis
-
-LANGUAGES = ("en", "de", "zh")
 
 
 class QueryAnalyzer:
@@ -31,13 +30,13 @@ class QueryAnalyzer:
         self,
         extractor: EntityExtractor,
         cache_size: int = 1024,
-        languages: tuple[str, ...] = LANGUAGES,
+        languages: tuple[str, ...] | None = None,
         names_per_entity: int = 2,
         cache: AnalysisCache | None = None,
         glosses_per_word: int = GLOSSES_PER_WORD,
     ) -> None:
         self.extractor = extractor.for_queries()  # with the gazetteer's question-only keys
-        self.languages = languages
+        self.languages = languages  # the translations' languages; None: every registered language
         self.translator = OntologyTranslator(extractor.vocab.get, names_per_entity, glossary=extractor.vocab.glossary,
                                              glosses_per_word=glosses_per_word)
         self.cache_size = cache_size
@@ -48,23 +47,25 @@ class QueryAnalyzer:
 
     def analyze(self, question: str, language: str | None = None) -> QueryAnalysis:
         text = " ".join(question.split())
-        lang = language or detect_language(text)
-        key = (text, lang)
+        language = language or detect_language(text)
+        key = (text, language)
         cached = self.cache.get(key)
         if cached is not None:
             with self._lock:
                 self.hits += 1
             return cached
-        mentions = tuple(self.extractor.extract(text, lang))
+        mentions = tuple(self.extractor.extract(text, language))
         glossary = self.translator.glossary
-        if lang == "zh" and "zh" in glossary.languages():  # a name matched inside a word is no mention
-            bounds = glossary.chinese_boundaries(text)
+        segmented = lang.get_or_pivot(language).glossary.segment is not None
+        if segmented and language in glossary.languages():  # a name matched inside a word is no mention
+            bounds = glossary.boundaries(text, language)
             mentions = tuple(m for m in mentions if m.start in bounds and m.end in bounds)
-        linked = QueryAnalysis(text, lang, mentions)
-        translations = [(t, x) for t in self.languages if (x := self.translator.translate(linked, t))]
+        linked = QueryAnalysis(text, language, mentions)
+        targets = self.languages if self.languages is not None else lang.codes()
+        translations = [(t, x) for t in targets if (x := self.translator.translate(linked, t))]
         names = tuple((mesh_id, t, name) for mesh_id in linked.entity_ids
-                      for t in dict.fromkeys((lang, *self.languages)) for name in self.translator.names(mesh_id, t))
-        analysis = QueryAnalysis(text, lang, linked.mentions, tuple((t, x.text) for t, x in translations),
+                      for t in dict.fromkeys((language, *targets)) for name in self.translator.names(mesh_id, t))
+        analysis = QueryAnalysis(text, language, linked.mentions, tuple((t, x.text) for t, x in translations),
                                  entity_names=names, glosses=tuple((t, x.groups) for t, x in translations))
         with self._lock:
             self.misses += 1

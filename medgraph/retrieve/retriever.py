@@ -25,6 +25,7 @@ from medgraph.config.models import RetrievalConfig
 from medgraph.embed.base import Embedder, GlossGroups, SparseVector, dense_feature
 from medgraph.embed.lexical import tokenize
 from medgraph.graph.ppr import PPRHit
+from medgraph.lang import PIVOT
 from medgraph.retrieve.fusion import language_weights, rrf
 from medgraph.retrieve.paths import PATHS, CommunityCandidates, QueryVectors, Search
 from medgraph.retrieve.ppr import ProcessPPR
@@ -73,7 +74,7 @@ class Retriever:
 
     def warm_up(self) -> None:
         """Load the embedder's weights and build the graph index now, not on the first question."""
-        self.query_vectors(QueryAnalysis("warm-up", "en"))
+        self.query_vectors(QueryAnalysis("warm-up", PIVOT))
         self.ppr({"warm-up": 1.0}, top_k=1)
 
     def refresh(self, wait: bool = True) -> None:

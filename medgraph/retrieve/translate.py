@@ -13,16 +13,19 @@ or ``None`` when nothing was translated.
 Every linked mention becomes the names of its MeSH entity in the target language (up to
 ``names_per_entity``: the preferred name first, then synonyms, inverted forms such as "Infarction,
 Myocardial" skipped), sharing one unit of weight like a word's glosses. The words around the
-entities (the residue) depend on the two languages:
+entities (the residue) depend on the two languages and on their packs' glossary rules
+(``lang.get(code).glossary``: how words are found, which are function words, lemmas, compounds):
 
-- German / Chinese → English: each word gets the English glosses of the vocabulary's glossary
-  (``medgraph.ontology.glossary``: the Ding and CC-CEDICT dictionaries; German lemmas and compounds,
-  Chinese segmentation), at most ``glosses_per_word``, sharing one unit of weight (a word with four
-  glosses gives each a quarter, so no gloss of one word outweighs a whole entity name). A German word
-  the glossary lacks keeps its English loan-word spellings (``respell``: ``Fasziitis`` → fasciitis,
-  ``nekrotisierende`` → necrotizing) at full weight; they match nothing when they are not English.
-  Chinese function words and question particles have no gloss; Latin-script words and numbers
-  (acronyms, drug names, doses) stay as written.
+- German / Chinese → English (any registered language → the pivot): each word gets the English
+  glosses of the vocabulary's glossary (``medgraph.ontology.glossary``: the Ding and CC-CEDICT
+  dictionaries; German lemmas and compounds, Chinese segmentation), at most ``glosses_per_word``,
+  sharing one unit of weight (a word with four glosses gives each a quarter, so no gloss of one word
+  outweighs a whole entity name). A word the glossary lacks keeps its English loan-word spellings
+  where its pack has a ``respell`` rule (German: ``Fasziitis`` → fasciitis, ``nekrotisierende`` →
+  necrotizing) at full weight; they match nothing when they are not English. Function words and
+  question particles have no gloss; in a segmented language (Chinese) Latin-script words and numbers
+  (acronyms, drug names, doses) stay as written. A language without a dictionary keeps its words as
+  written: only its entity names are translated.
 - English → German / Chinese, German ↔ Chinese: through English: an English question's words and
   phrases (up to three words), or a German or Chinese word's English glosses, are read backwards in
   the glossary (``Glossary.from_english``: prognosis → Prognose, 预后); a word with no target word stays
@@ -42,48 +45,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from medgraph import lang
 from medgraph.embed.base import GlossGroups
-from medgraph.lang.de.morphology import DE_FUNCTION_WORDS, loan_spellings
-from medgraph.ontology.glossary import PIVOT, Glossary
+from medgraph.lang.sections.glossary import GlossaryRules
+from medgraph.ontology.glossary import Glossary
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.schemas import Entity, Mention
 from medgraph.text.keys import fold
 
-_CJK_RUN = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
-_IDEOGRAPHS = re.compile("([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)")
-_WORD = re.compile(r"[^\W_]+")  # letters and digits
-_CJK_OR_WORD = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\\W_]+")  # in text order
 _LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]*")
-MIN_RESPELLED = 4  # shorter German words are left as they are
-# German derivational endings → English ones (first match wins), applied before the loan-word rules
-_DE_SUFFIXES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), english)
-    for pattern, english in (
-        (r"isierend(?:e[nmrs]?)?$", "izing"),  # nekrotisierende → necrotizing
-        (r"fizierung(?:en)?$", "fication"),  # Identifizierung → identification
-        (r"isierung(?:en)?$", "ization"),  # Somatisierung → somatization
-        (r"ierung(?:en)?$", "ation"),  # Implantierung → implantation
-        (r"iert(?:e[nmrs]?)?$", "ated"),  # aktiviert → activated
-        (r"ität(?:en)?$", "ity"),  # Kapazität → capacity
-        (r"är(?:e[nmrs]?)?$", "ar"),  # hepatozellulären → hepatocellular
-        (r"iv(?:e[nmrs]?)?$", "ive"),  # invasiven → invasive
-        (r"ik(?:en)?$", "ics"),  # Diagnostik → diagnostics
-    )
-)
+MIN_GLOSSED = 3  # shorter words of a spaced language are not looked up
 GLOSSES_PER_WORD = 4  # glosses of one source word (best first)
-# English words that only carry the question's form (no German or Chinese word stands for them)
-EN_QUESTION_WORDS = frozenset(
-    "a an the of in on at to for with by from and or is are was were be been do does did can could will would "
-    "should shall may might must has have had what which who whom whose when where why how it its this that "
-    "these those there any some not no".split()
-)
-# German words that only carry the question's form: no gloss
-DE_QUESTION_WORDS = frozenset(
-    "ist sind war waren wird werden wurde wurden hat haben hatte hatten kann können konnte könnte "
-    "könnten muss müssen soll sollte sollten darf dürfen gibt gab es sich man welche welcher welches "
-    "welchen welchem was wer wie wann wo warum wieso weshalb ob dass als auch noch nur schon etwa bzw "
-    "nicht kein keine keinen keiner eigentlich tatsächlich überhaupt wirklich denn doch sowie beziehungsweise".split()
-)
+Groups = list[tuple[tuple[str, float], ...]]
+
+
 @dataclass(frozen=True)
 class Translation:
     """A question in another language: its gloss groups (searched) and a readable text."""
@@ -106,12 +81,12 @@ class OntologyTranslator:
         self.glosses_per_word = glosses_per_word
 
     def names(self, mesh_id: str, language: str) -> list[str]:
-        """The entity's names in ``language`` (English: the preferred name first), inverted forms skipped."""
+        """The entity's names in ``language`` (the pivot: the preferred name first), inverted forms skipped."""
         entity = self.entity_lookup(mesh_id)
         if entity is None:
             return []
         names = list(entity.names.get(language, []))
-        if language == "en" and entity.name:
+        if language == lang.PIVOT and entity.name:
             names = [entity.name, *names]
         out: list[str] = []
         for name in names:
@@ -139,31 +114,41 @@ class OntologyTranslator:
         return Translation(readable, tuple(groups))
 
     def respells(self, source: str, target: str) -> bool:
-        """Whether residue words get their English loan-word spellings (German → English)."""
-        return self.respell and source == "de" and target == "en"
+        """Whether residue words get their English loan-word spellings (into the pivot, from a
+        language whose pack has a ``respell`` rule: German)."""
+        return (self.respell and target == lang.PIVOT and lang.is_known(source)
+                and lang.get(source).glossary.respell is not None)
 
-    def residue(self, text: str, source: str, target: str) -> tuple[list[tuple[tuple[str, float], ...]], bool]:
+    def residue(self, text: str, source: str, target: str) -> tuple[Groups, bool]:
         """The words between linked mentions as gloss groups in ``target`` (see the module
         docstring), and whether any of them was translated (glossed or respelled)."""
-        if target == PIVOT and source == "zh":
-            return self._chinese_residue(text)
-        if target == PIVOT and source == "de":
-            return self._german_residue(text)
-        if target in self.glossary.languages() and (source == PIVOT or source in self.glossary.languages()):
-            return self._through_english(text, source, target)
-        words = _CJK_OR_WORD.findall(text) if target == "zh" else _WORD.findall(_CJK_RUN.sub(" ", text))
-        return [((w, 1.0),) for w in words], False
+        if target == lang.PIVOT and source != lang.PIVOT and lang.is_known(source):
+            return self._to_pivot(text, source)
+        languages = self.glossary.languages()
+        if target in languages and (source == lang.PIVOT or source in languages):
+            return self._through_pivot(text, source, target)
+        return [((w, 1.0),) for w in lang.get_or_pivot(target).glossary.words.findall(text)], False
 
-    def _through_english(self, text: str, source: str, target: str) -> tuple[list[tuple[tuple[str, float], ...]], bool]:
+    def _to_pivot(self, text: str, source: str) -> tuple[Groups, bool]:
+        """Residue of a ``source`` question into the pivot: segmented or spaced words glossed."""
+        rules = lang.get_or_pivot(source).glossary
+        if rules.segment is not None:
+            return self._segmented_residue(text, source, rules.segment)
+        return self._spaced_residue(text, source, rules)
+
+    def _through_pivot(self, text: str, source: str, target: str) -> tuple[Groups, bool]:
         """Residue into German or Chinese through English: an English question's words and phrases
         (up to three words, the longest first), or a German or Chinese word's English glosses, read
         backwards in the glossary (``Glossary.from_english``: prognosis → 预后, Prognose). A word with
-        no target word stays as written when it can match the target's text (Latin letters, digits)."""
-        if source == PIVOT:
+        no target word stays as written when it can match the target's text (Latin letters, digits;
+        in a spaced target, any word of a spaced source)."""
+        source_segmented = lang.get_or_pivot(source).glossary.segment is not None
+        target_segmented = lang.get_or_pivot(target).glossary.segment is not None
+        if source == lang.PIVOT:
             english = self._english_phrases(text)
         else:
-            english, _ = self._chinese_residue(text) if source == "zh" else self._german_residue(text)
-        groups: list[tuple[tuple[str, float], ...]] = []
+            english, _ = self._to_pivot(text, source)
+        groups: Groups = []
         glossed = False
         for group in english:
             words = list(dict.fromkeys(w for alt, _ in group[:2] for w in self.glossary.from_english(alt, target)))
@@ -171,21 +156,23 @@ class OntologyTranslator:
             if words:
                 groups.append(tuple((w, 1.0 / len(words)) for w in words))
                 glossed = True
-            elif source != "zh" or _LATIN.fullmatch(group[0][0]):
+            elif not source_segmented or _LATIN.fullmatch(group[0][0]):
                 kept = group[0][0]
-                if target != "zh" or _LATIN.fullmatch(kept):
+                if not target_segmented or _LATIN.fullmatch(kept):
                     groups.append(((kept, 1.0),))
         return groups, glossed
 
-    def _english_phrases(self, text: str) -> list[tuple[tuple[str, float], ...]]:
+    def _english_phrases(self, text: str) -> Groups:
         """An English residue's words, the longest glossary phrases (up to three words) joined."""
-        words = [w for w in _WORD.findall(_CJK_RUN.sub(" ", text)) if w.lower() not in EN_QUESTION_WORDS]
-        out: list[tuple[tuple[str, float], ...]] = []
+        rules = lang.pivot().glossary
+        words = [w for w in rules.words.findall(text) if not _dropped(w, rules)]
+        targets = [pack.code for pack in lang.packs() if pack.code != lang.PIVOT]
+        out: Groups = []
         i = 0
         while i < len(words):
             for n in (3, 2):
                 phrase = " ".join(words[i : i + n])
-                if i + n <= len(words) and any(self.glossary.from_english(phrase, t) for t in ("de", "zh")):
+                if i + n <= len(words) and any(self.glossary.from_english(phrase, t) for t in targets):
                     out.append(((phrase, 1.0),))
                     i += n
                     break
@@ -198,64 +185,46 @@ class OntologyTranslator:
         kept = glosses[: self.glosses_per_word]
         return tuple((g, 1.0 / len(kept)) for g in kept)
 
-    def _chinese_residue(self, text: str) -> tuple[list[tuple[tuple[str, float], ...]], bool]:
-        groups: list[tuple[tuple[str, float], ...]] = []
+    def _segmented_residue(self, text: str, source: str, runs: re.Pattern[str]) -> tuple[Groups, bool]:
+        """Runs of the segmented script cut into glossed dictionary words (function words and
+        unknown words dropped); Latin-script words and numbers between them kept as written."""
+        groups: Groups = []
         glossed = False
-        for piece in _IDEOGRAPHS.split(text):
-            if not piece:
-                continue
-            if _IDEOGRAPHS.fullmatch(piece):
-                for _segment, glosses in self.glossary.chinese(piece):
-                    if glosses:
-                        groups.append(self._share(glosses))
-                        glossed = True
-            else:
-                groups += [((w, 1.0),) for w in _LATIN.findall(piece)]
+        last = 0
+        for run in runs.finditer(text):
+            groups += [((w, 1.0),) for w in _LATIN.findall(text, last, run.start())]
+            for _segment, glosses in self.glossary.segments(run.group(), source):
+                if glosses:
+                    groups.append(self._share(glosses))
+                    glossed = True
+            last = run.end()
+        groups += [((w, 1.0),) for w in _LATIN.findall(text, last)]
         return groups, glossed
 
-    def _german_residue(self, text: str) -> tuple[list[tuple[tuple[str, float], ...]], bool]:
-        groups: list[tuple[tuple[str, float], ...]] = []
+    def _spaced_residue(self, text: str, source: str, rules: GlossaryRules) -> tuple[Groups, bool]:
+        """Words glossed (lemmas, compounds), function and question words dropped; a word the
+        glossary lacks kept as written with its pivot respellings (``rules.respell``)."""
+        groups: Groups = []
         glossed = False
-        for word in _WORD.findall(_CJK_RUN.sub(" ", text)):
-            lower = word.lower()
-            if fold(lower) in DE_FUNCTION_WORDS or lower in DE_QUESTION_WORDS:
+        for word in rules.words.findall(text):
+            if _dropped(word, rules):
                 continue
-            found = self.glossary.german(word) if word.isalpha() and len(word) > 2 else []
+            found = self.glossary.glosses(word, source) if word.isalpha() and len(word) >= MIN_GLOSSED else []
             if found:
                 groups += [self._share(g) for g in found]
                 glossed = True
                 continue
-            spellings = english_spellings(word) if self.respell else []
+            spellings = rules.respell(word) if self.respell and rules.respell is not None else []
             groups.append(tuple((w, 1.0) for w in [word, *spellings]))
             glossed = glossed or bool(spellings)
         return groups, glossed
 
 
-def english_spellings(word: str) -> list[str]:
-    """English spellings of a German word read as a Latin/Greek loan word (the linker's loan-word
-    rules, after the word's derivational ending is put into English).
-
-    ``Fasziitis`` → [fasciitis, ...]; ``nekrotisierende`` → [..., necrotizing]. Function words and
-    short words give none; the word's own folded form is not repeated. Most spellings are not
-    English words; they match nothing.
-    """
+def _dropped(word: str, rules: GlossaryRules) -> bool:
+    """Whether ``word`` only carries grammar or the question's form (the pack's function words,
+    folded, and question words, in lower case)."""
     lower = word.lower()
-    own = fold(lower)
-    if len(lower) < MIN_RESPELLED or own in DE_FUNCTION_WORDS:
-        return []
-    # the ending rules run before the loan-word rules (``-ären`` is gone once ``ä`` is folded) and
-    # after them (``-isierend`` becomes ``-izing`` only after ``z`` → ``c`` ran on the stem)
-    spellings = [s for form in (lower, *_derived(lower)) for s in loan_spellings(form)]
-    spellings += [d for s in spellings for d in _derived(s)]
-    return list(dict.fromkeys(s for s in spellings if s != own and len(s) >= MIN_RESPELLED))
-
-
-def _derived(word: str) -> list[str]:
-    """``word`` with its German derivational ending in English (the first rule that fits), or []."""
-    for pattern, english in _DE_SUFFIXES:
-        if pattern.search(word):
-            return [pattern.sub(english, word)]
-    return []
+    return fold(lower) in rules.function_words or lower in rules.question_words
 
 
 def _non_overlapping(mentions: tuple[Mention, ...]) -> list[Mention]:

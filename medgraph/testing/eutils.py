@@ -24,12 +24,14 @@ import json
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 from xml.sax.saxutils import escape, quoteattr
+
+from medgraph import lang
 
 _CLAUSE = re.compile(r'"([^"]+)"\[[a-z]+\]', re.IGNORECASE)
 _DOCTYPE = ('<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2019//EN" '
@@ -42,7 +44,8 @@ class Article:
     title: str
     sections: tuple[tuple[str, str], ...]  # (label, text); label "" for an unlabelled abstract
     year: str = ""
-    language: str = "eng"
+    # PubMed's language code (ISO 639-2/B); by default the pivot language's ("eng")
+    language: str = field(default_factory=lambda: lang.pivot().record_codes[0])
 
     @property
     def searchable(self) -> str:

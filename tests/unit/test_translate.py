@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 
 from medgraph.eval.retrieval import EvalIndex
+from medgraph.lang.de.glossary import english_spellings
 from medgraph.retrieve.query import QueryAnalyzer
 from medgraph.retrieve.retriever import Retriever
-from medgraph.retrieve.translate import OntologyTranslator, english_spellings
+from medgraph.retrieve.translate import OntologyTranslator
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.schemas import Entity, Mention
 from tests.helpers import FIXTURES
