@@ -9,9 +9,10 @@ Matching: every surface form is folded (``match_key``) and stored once in an aut
 keys are padded with spaces, so with the scan text from ``fold_for_scan`` they only match on word
 boundaries, while CJK keys match anywhere (Chinese has no spaces). Matches are reduced to the
 longest-leftmost non-overlapping set. Precision guards: short all-caps acronyms (``ALL``,
-``AIDS``) match case-sensitively only; a stop list drops common words that happen to be MeSH
-terms (``lead``, ``men``, ``cat`` ...); keys shorter than ``min_term_chars`` (CJK:
-``min_term_chars_zh``) are not indexed.
+``AIDS``) match case-sensitively only; the entity stop words of the language packs
+(``LanguagePack.lexicon.stop_words``: the pivot's in every text, a pack's own in its text) drop common
+words that happen to be MeSH terms (``lead``, ``men``, ``cat`` ...); keys shorter than
+``min_term_chars`` (CJK: ``min_term_chars_zh``) are not indexed.
 
 British spellings (``british_spellings``, on by default): MeSH spells the American way, so every
 English key also gets its British spelling (``keys.british_spelling``: ``haemorrhage``,
@@ -19,31 +20,36 @@ English key also gets its British spelling (``keys.british_spelling``: ``haemorr
 that spelling already; ``keys.norm_key`` folds both spellings to one key, so the linker reads them for
 given spans too.
 
-German keys (``german_keys``, on by default; matched only when ``language="de"``, method
-``normalised``; their automaton is built on the first German text, so a process that never sees
-one does not pay for them): the inflected forms of every German name (``Nierenerkrankungen``, ``chronischen
-Niereninsuffizienz``) and the German spellings of English Latin/Greek names with their inflections
-(``Pneumonie``, ``Karzinome``, ``diabetische Nephropathie``; ``medgraph.lang.de.morphology``), unless the
-form is already a key or two descriptors would share it; and the curated German clinical
-abbreviations (``KHK``, ``pAVK``, ``HI``; ``medgraph.text.abbreviations.german_abbreviations``),
-matched case-sensitively with method ``abbreviation``, before any other reading of the same letters
-(``DM`` is diabetes mellitus in a German letter, myotonic dystrophy in the English vocabulary).
-German nouns are capitalised, so in German text a one-word match written in lower case is dropped
+Language-only keys: text in a language whose pack has them gets the shared keys plus its own, in
+an automaton built on the first text in that language (most processes never see one, and the
+generated forms triple the build time):
+
+Generated forms (``german_keys``, on by default; a pack that generates forms, ``lexicon.inflections``
+/ ``spellings``: German; method ``normalised``): the inflected forms of every German name
+(``Nierenerkrankungen``, ``chronischen Niereninsuffizienz``) and the German spellings of English
+Latin/Greek names with their inflections (``Pneumonie``, ``Karzinome``, ``diabetische Nephropathie``;
+``medgraph.lang.de.morphology``), unless the form is already a key or two descriptors would share
+it; and the pack's curated clinical abbreviations (``lexicon.abbreviations``: ``KHK``, ``pAVK``,
+``HI``; ``medgraph.lang.de.abbreviations.german_abbreviations``), matched case-sensitively with
+method ``abbreviation``, before any other reading of the same letters (``DM`` is diabetes mellitus in
+a German letter, myotonic dystrophy in the English vocabulary). Where nouns are capitalised
+(``lexicon.capitalised_nouns``: German), a one-word match written in lower case is dropped
 (``tragen`` is no stretcher, ``nun`` no nun) unless it is a long ASCII word of the shared table (a
 Latin or English term such as ``choledochus``).
 
-Chinese keys (``chinese_words``: ``"queries"`` by default, i.e. in questions only, through
-``for_queries``; ``true`` in every text; matched only when ``language="zh"``, method
-``normalised``, built on the first Chinese text): the general dictionary's Chinese words
-(``Vocabulary.chinese_words``, the ``cedict`` source) whose descriptor is anatomy, an organism, a
-disease or a chemical (``CHINESE_WORD_TREES``). Chinese has no spaces, so a dictionary word also
-matches inside longer words (``网膜`` inside ``大网膜``, ``尼龙`` inside ``甲泼尼龙``): such a match is
-kept only when it starts and ends where jieba's segmentation puts word boundaries, and when it is
-not directly followed by a bound head or suffix (``CHINESE_CONTINUATIONS``: ``卵黄`` in ``卵黄囊瘤``,
-``血小板`` in ``血小板减少``), which makes it the modifier of a longer term; a chemical or drug
-word is also dropped next to a character of Chinese chemical nomenclature or before a letter or
-digit (``CHINESE_CHEMICAL_AFFIXES``: ``肾上腺素`` in ``去甲肾上腺素``, ``维生素`` in ``维生素A``).
-The vocabulary's other Chinese names match as before, anywhere.
+Dictionary words (``chinese_words``: ``"queries"`` by default, i.e. in questions only, through
+``for_queries``; ``true`` in every text; a pack that indexes them, ``lexicon.dictionary_words``:
+Chinese; method ``normalised``): the general dictionary's words of the language
+(``Vocabulary.dictionary_words``, the ``cedict`` source) whose descriptor is in one of the pack's MeSH
+trees (``WordMatching.trees``: anatomy, organisms, diseases, chemicals). Chinese has no spaces, so a
+dictionary word also matches inside longer words (``网膜`` inside ``大网膜``, ``尼龙`` inside
+``甲泼尼龙``): such a match is kept only when it starts and ends where the pack's segmenter puts
+word boundaries (jieba), and when it is not directly followed by a bound head or suffix
+(``WordMatching.continuations``: ``卵黄`` in ``卵黄囊瘤``, ``血小板`` in ``血小板减少``), which makes it
+the modifier of a longer term; a chemical or drug word is also dropped next to a character of
+chemical nomenclature or before a letter or digit (``WordMatching.chemical_affixes``: ``肾上腺素`` in
+``去甲肾上腺素``, ``维生素`` in ``维生素A``). The vocabulary's other Chinese names match as before,
+anywhere.
 """
 
 from __future__ import annotations
@@ -53,15 +59,18 @@ import logging
 import threading
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import ahocorasick
 
+from medgraph import lang
 from medgraph.config.models import NerConfig
+from medgraph.lang import LanguagePack
+from medgraph.lang.sections.lexicon import WordMatching
 from medgraph.schemas import Mention
 from medgraph.text.keys import british_spelling, fold_for_scan, is_cjk, match_key, plural, singular
-from medgraph.text.stopwords import STOP_DE, STOP_EN
 
 if TYPE_CHECKING:
     from medgraph.ontology.vocabulary import Vocabulary
@@ -70,7 +79,7 @@ log = logging.getLogger(__name__)
 MIN_ACRONYM_CHARS = 3
 SCORE_EXACT = 1.0
 SCORE_VARIANT = 0.95
-SCORE_GERMAN_ABBREVIATION = 0.9
+SCORE_GERMAN_ABBREVIATION = 0.9  # a short form of a pack's curated abbreviation table
 
 
 @dataclass
@@ -80,67 +89,45 @@ class _Key:
     variant: bool = False
     case_forms: set[str] = field(default_factory=set)  # acronym spellings that must match exactly
     any_case: bool = False  # some non-acronym surface shares this key
-    german: bool = False  # a generated German form: matched in German text only
-    de_case: dict[str, str] = field(default_factory=dict)  # German abbreviation spelling -> MeSH ID
-    chinese: bool = False  # a Chinese dictionary word: matched in Chinese text on word boundaries only
-    chemical: bool = False  # (a Chinese dictionary word) its descriptor is a chemical or drug (tree D)
+    generated: bool = False  # a generated form of its table's language: in that language's table only
+    abbreviations: dict[str, str] = field(default_factory=dict)  # curated short-form spelling -> MeSH ID
+    word: bool = False  # a dictionary word of its table's language: matched on word boundaries only
+    chemical: bool = False  # (a dictionary word) its descriptor is a chemical or drug (tree D)
+
+    @property
+    def german(self) -> bool:
+        """``generated`` under its older name (German is the language with generated forms)."""
+        return self.generated
+
+    @property
+    def de_case(self) -> dict[str, str]:
+        """``abbreviations`` under its older name."""
+        return self.abbreviations
 
 
-GERMAN_LOWERCASE_MIN_CHARS = 9
-# Chinese dictionary words the gazetteer matches: anatomy, organisms, diseases, chemicals and drugs
-# (the linker reads every joined word, for spans it is given: 医院 → Hospitals)
-CHINESE_WORD_TREES = ("A", "B", "C", "D")
-# Chinese compounds are right-headed: a word directly followed by one of these bound heads or
-# suffixes is the modifier of a longer term (卵黄囊瘤 yolk sac tumour, 上皮样 epithelioid, 胆红素血症
-# bilirubinaemia, 血小板减少 thrombocytopenia, 毛果芸香碱 pilocarpine, an alkaloid named after its plant)
-CHINESE_CONTINUATIONS = (*"菌瘤炎癌病症素酶物剂疹性率囊样碱", "血症", "减少", "增多", "因子")
-# Chinese chemical names are built from a parent name with substituent and salt characters around
-# it (去甲肾上腺素 norepinephrine, 甲泼尼龙 methylprednisolone, 普鲁卡因胺 procainamide, 乳酸钠), and
-# a letter or digit after a name completes it (维生素A, 补体C3): a chemical word next to one of
-# these is part of a longer name
-CHINESE_CHEMICAL_AFFIXES = frozenset("甲乙丙丁戊己基异去脱氧氢氯氟溴碘羟氨胺硝磺酰酯醇醛酮酸钠钾钙镁铋磷泼")
-_segmenter_lock = threading.Lock()
-_segmenter: Any = None
+LOWERCASE_MIN_CHARS = 9  # (capitalised-noun languages) a lower-case shared ASCII word this long stays
 
 
-def chinese_word_bounds(text: str) -> set[int]:
-    """The offsets where a word of ``text`` starts or ends, by jieba's segmentation."""
-    global _segmenter
-    if _segmenter is None:
-        with _segmenter_lock:
-            if _segmenter is None:
-                import jieba
-
-                jieba.setLogLevel(logging.WARNING)
-                tokenizer = jieba.Tokenizer()
-                tokenizer.initialize()
-                _segmenter = tokenizer
-    bounds = {0, len(text)}
-    for _word, start, end in _segmenter.tokenize(text):
-        bounds.update((start, end))
-    return bounds
-
-
-def _chinese_word_fits(text: str, start: int, end: int, bounds: set[int], chemical: bool) -> bool:
-    """A Chinese dictionary word stands alone: it starts and ends on word boundaries, is not the
-    modifier of a longer term and (a chemical) not part of a longer chemical name."""
-    if start not in bounds or end not in bounds or text.startswith(CHINESE_CONTINUATIONS, end):
+def _word_fits(text: str, start: int, end: int, bounds: set[int], chemical: bool, rules: WordMatching) -> bool:
+    """A dictionary word stands alone: it starts and ends on word boundaries, is not the modifier of
+    a longer term and (a chemical) not part of a longer chemical name."""
+    if start not in bounds or end not in bounds or text.startswith(rules.continuations, end):
         return False
     if not chemical:
         return True
     before = text[start - 1] if start else ""
     after = text[end] if end < len(text) else ""
-    return not (before in CHINESE_CHEMICAL_AFFIXES or after in CHINESE_CHEMICAL_AFFIXES
+    return not (before in rules.chemical_affixes or after in rules.chemical_affixes
                 or (after.isascii() and after.isalnum()) or "α" <= after <= "ω")
 
 
-def _lowercase_word(surface: str, german_key: bool) -> bool:
-    """A one-word German mention in lower case is no German noun (``tragen``, ``angesichts``,
-    ``nun``, ``gen``); long ASCII words of the shared table stay (Latin and English terms:
-    ``choledochus``, ``hypertensive``)."""
+def _lowercase_word(surface: str, generated: bool) -> bool:
+    """A one-word mention in lower case in a language that capitalises its nouns is no noun (German
+    ``tragen``, ``angesichts``, ``nun``, ``gen``); long ASCII words of the shared table stay (Latin and
+    English terms: ``choledochus``, ``hypertensive``)."""
     if not surface[:1].islower() or any(c in surface for c in " -\n"):
         return False
-    return german_key or not (surface.isascii() and len(surface) >= GERMAN_LOWERCASE_MIN_CHARS)
+    return generated or not (surface.isascii() and len(surface) >= LOWERCASE_MIN_CHARS)
 
 
 class GazetteerNER:
@@ -156,9 +143,9 @@ class GazetteerNER:
         self._add_variants(keys)
         self._add_british(keys)
         self._keys, self._automaton = self._compile(keys)
-        # German / Chinese text: the same keys plus the German forms / Chinese dictionary words, built
-        # on the first text in that language (most processes never see one, and the German forms
-        # triple the build time)
+        # text in a language with language-only keys (generated forms, curated abbreviations,
+        # dictionary words): the same keys plus its own, built on the first text in that language
+        # (most processes never see one, and the generated forms triple the build time)
         self._by_language: dict[str, tuple[list[_Key], ahocorasick.Automaton]] = {}
         self._language_lock = threading.Lock()
         log.info("gazetteer: %d keys in %.1fs", len(self._keys), time.perf_counter() - t0)
@@ -202,27 +189,26 @@ class GazetteerNER:
             if british != key and british not in keys:
                 keys[british] = _Key(british, entry.ids, variant=True, any_case=True)
 
-    def _add_german(self, keys: dict[str, _Key]) -> None:
-        """German-only keys: inflected German names, German spellings of English names, and the
-        curated German clinical abbreviations (see the module docstring)."""
-        from medgraph.lang.de.abbreviations import german_abbreviations
+    def _add_forms(self, keys: dict[str, _Key], pack: LanguagePack) -> None:
+        """The language's generated forms: inflected names, its spellings of English names (see the
+        module docstring)."""
+        stop = pack.lexicon.stop_words | lang.pivot().lexicon.stop_words
+        for form, ids in self.vocab.forms_index(pack.code).items():
+            if form not in keys and form not in stop and len(form) >= self.cfg.min_term_chars:
+                keys[form] = _Key(form, ids, variant=True, any_case=True, generated=True)
 
-        for form, ids in self.vocab.german_index.items():
-            if (
-                form not in keys
-                and form not in STOP_DE
-                and form not in STOP_EN
-                and len(form) >= self.cfg.min_term_chars
-            ):
-                keys[form] = _Key(form, ids, variant=True, any_case=True, german=True)
-        for short, row in german_abbreviations().items():
+    def _add_abbreviations(self, keys: dict[str, _Key], pack: LanguagePack) -> None:
+        """The short forms of the language's curated clinical abbreviation table."""
+        table = pack.lexicon.abbreviations
+        for short, row in (table.read() if table is not None else {}).items():
             if row.mesh_id not in self.vocab:
                 continue
             key = match_key(short)
             entry = keys.get(key)
-            # a copy of an existing key: the English table's entries are shared, never changed
-            entry = _Key(key, (row.mesh_id,), german=True) if entry is None else replace(entry, de_case=dict(entry.de_case))
-            entry.de_case[unicodedata.normalize("NFKC", short)] = row.mesh_id
+            # a copy of an existing key: the shared table's entries are shared, never changed
+            entry = (_Key(key, (row.mesh_id,), generated=True) if entry is None
+                     else replace(entry, abbreviations=dict(entry.abbreviations)))
+            entry.abbreviations[unicodedata.normalize("NFKC", short)] = row.mesh_id
             keys[key] = entry
 
     @staticmethod
@@ -237,68 +223,82 @@ class GazetteerNER:
         automaton.make_automaton()
         return table, automaton
 
-    def _add_chinese(self, keys: dict[str, _Key]) -> None:
-        """Chinese-only keys: the dictionary words of ``CHINESE_WORD_TREES`` (see the module docstring)."""
-        for key, ids in self.vocab.chinese_words.items():
+    def _add_words(self, keys: dict[str, _Key], pack: LanguagePack) -> None:
+        """The language's dictionary words in its pack's MeSH trees (see the module docstring)."""
+        rules = pack.lexicon.dictionary_words
+        if rules is None:
+            return
+        for key, ids in self.vocab.dictionary_words(pack.code).items():
             entity = self.vocab.get(ids[0])
             if key in keys or entity is None or not self._long_enough(key):
                 continue
-            if any(t.startswith(CHINESE_WORD_TREES) for t in entity.tree_numbers):
+            if any(t.startswith(rules.trees) for t in entity.tree_numbers):
                 chemical = any(t.startswith("D") for t in entity.tree_numbers)
-                keys[key] = _Key(key, ids, variant=True, any_case=True, chinese=True, chemical=chemical)
+                keys[key] = _Key(key, ids, variant=True, any_case=True, word=True, chemical=chemical)
+
+    def _extensions(self, pack: LanguagePack) -> list[Callable[[dict[str, _Key], LanguagePack], None]]:
+        """The additions to the shared keys for text in ``pack``'s language, in order."""
+        out: list[Callable[[dict[str, _Key], LanguagePack], None]] = []
+        if self.german_keys and pack.lexicon.generates_forms:
+            out.append(self._add_forms)
+        if self.german_keys and pack.lexicon.abbreviations is not None:
+            out.append(self._add_abbreviations)
+        if self.chinese_words and pack.lexicon.dictionary_words is not None and self.vocab.dictionary_words(pack.code):
+            out.append(self._add_words)
+        return out
 
     def _table(self, language: str) -> tuple[list[_Key], ahocorasick.Automaton]:
-        """The keys and automaton for text in ``language`` (German, Chinese: built on first use)."""
-        add = {"de": self._add_german if self.german_keys else None,
-               "zh": self._add_chinese if self.chinese_words and self.vocab.chinese_words else None}
-        extend = add.get(language)
-        if extend is None:
+        """The keys and automaton for text in ``language`` (with language-only keys: built on first use)."""
+        pack = lang.get_or_pivot(language)
+        extensions = self._extensions(pack)
+        if not extensions:
             return self._keys, self._automaton
         if language not in self._by_language:
             with self._language_lock:
                 if language not in self._by_language:
                     t0 = time.perf_counter()
                     keys = {entry.key: entry for entry in self._keys}  # the shared table, plus:
-                    extend(keys)
+                    for extend in extensions:
+                        extend(keys, pack)
                     self._by_language[language] = self._compile(keys)
                     log.info("gazetteer, %s keys: %d in %.1fs", language, len(self._by_language[language][0]),
                              time.perf_counter() - t0)
         return self._by_language[language]
 
     def for_queries(self) -> GazetteerNER:
-        """This gazetteer as question analysis uses it: with the Chinese dictionary words when
-        ``chinese_words`` is ``"queries"`` (a copy sharing every table but the Chinese one), else
-        itself."""
+        """This gazetteer as question analysis uses it: with the dictionary words (Chinese) when
+        ``chinese_words`` is ``"queries"`` (a copy sharing every table but those of the languages
+        with dictionary words), else itself."""
         if self.cfg.chinese_words != "queries" or self.chinese_words:
             return self
         twin = copy.copy(self)
         twin.chinese_words = True
-        twin._by_language = {lang: table for lang, table in self._by_language.items() if lang != "zh"}
+        twin._by_language = {code: table for code, table in self._by_language.items()
+                             if lang.get_or_pivot(code).lexicon.dictionary_words is None}
         twin._language_lock = threading.Lock()
         return twin
 
-    def _reading(self, entry: _Key, surface: str, language: str) -> tuple[str, str, float] | None:
-        """(MeSH ID, method, score) of a matched key, or None when the match is not accepted."""
-        if entry.de_case and language == "de":
-            mesh_id = entry.de_case.get(unicodedata.normalize("NFKC", surface))
+    def _reading(self, entry: _Key, surface: str, pack: LanguagePack) -> tuple[str, str, float] | None:
+        """(MeSH ID, method, score) of a matched key in text of ``pack``'s language, or None when the
+        match is not accepted (a table holds only its own language's language-only keys)."""
+        if entry.abbreviations:
+            mesh_id = entry.abbreviations.get(unicodedata.normalize("NFKC", surface))
             if mesh_id is not None:
                 return mesh_id, "abbreviation", SCORE_GERMAN_ABBREVIATION
-        if (entry.german and language != "de") or (entry.chinese and language != "zh"):
-            return None  # a German form in other text, a Chinese dictionary word in other text
-        if not entry.ids or not self._accept(entry, surface, language):
+        if not entry.ids or not self._accept(entry, surface, pack):
             return None
-        if language == "de" and _lowercase_word(surface, entry.german):
+        if pack.lexicon.capitalised_nouns and _lowercase_word(surface, entry.generated):
             return None
         if entry.variant:
             return entry.ids[0], "normalised", SCORE_VARIANT
         return entry.ids[0], "exact", SCORE_EXACT
 
-    def _accept(self, entry: _Key, surface: str, language: str) -> bool:
+    def _accept(self, entry: _Key, surface: str, pack: LanguagePack) -> bool:
         if entry.case_forms and unicodedata.normalize("NFKC", surface) in entry.case_forms:
             return True
         if not entry.any_case:
             return False
-        if entry.key in STOP_EN or (language == "de" and entry.key in STOP_DE):
+        if entry.key in lang.pivot().lexicon.stop_words or entry.key in pack.lexicon.stop_words:
             return False
         return len(entry.key) >= self.cfg.min_term_chars or is_cjk(entry.key[0])
 
@@ -318,9 +318,11 @@ class GazetteerNER:
                 out.append((starts[s], ends[e - 1], kid))
         return out
 
-    def find(self, text: str, language: str = "en") -> list[Mention]:
+    def find(self, text: str, language: str = lang.PIVOT) -> list[Mention]:
         """Longest-leftmost non-overlapping dictionary mentions in ``text``."""
         table, automaton = self._table(language)
+        pack = lang.get_or_pivot(language)
+        words = pack.lexicon.dictionary_words
         candidates = sorted(self._spans(text, automaton), key=lambda c: (c[0], c[0] - c[1]))
         mentions: list[Mention] = []
         last_end = -1
@@ -329,12 +331,12 @@ class GazetteerNER:
             if start < last_end:
                 continue
             surface = text[start:end]
-            reading = self._reading(table[kid], surface, language)
+            reading = self._reading(table[kid], surface, pack)
             if reading is None:
                 continue
-            if table[kid].chinese:
-                bounds = chinese_word_bounds(text) if bounds is None else bounds
-                if not _chinese_word_fits(text, start, end, bounds, table[kid].chemical):
+            if table[kid].word and words is not None:
+                bounds = words.boundaries(text) if bounds is None else bounds
+                if not _word_fits(text, start, end, bounds, table[kid].chemical, words):
                     continue
             mesh_id, method, score = reading
             mentions.append(

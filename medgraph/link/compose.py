@@ -1,26 +1,33 @@
-"""Cross-lingual composition: a German or Chinese term the dictionary lacks, glossed part by part into
-English and looked up among the English names.
+"""Cross-lingual composition: a term the dictionary lacks, in a language whose pack has composition
+rules (``LanguagePack.lexicon.compose``: German, Chinese), glossed part by part into English and
+looked up among the English names.
 
-Input: the ``Vocabulary`` (its German and Chinese names give every known part its English names) and
-a surface string. Output: English candidate phrases, best first (``Composer.glosses``); the linker
-looks each up among the English names (``Composer.lookup``: exact, then normalised, which ignores
-word order; then with the neoplasm head MeSH uses), so a composition counts only when the whole
-English phrase is a name.
+Input: the ``Vocabulary`` (its names in each composing language give every known part its English
+names) and a surface string. Output: English candidate phrases, best first (``Composer.glosses``);
+the linker looks each up among the English names (``Composer.lookup``: exact, then normalised, which
+ignores word order; then with the neoplasm head MeSH uses), so a composition counts only when the
+whole English phrase is a name.
+
+Which pack's rules read a surface (``surface_pack``): the pack of the script it is written in
+(``lexicon.script``: Chinese characters, in text of any language), else the pack of the text's
+language unless that pack reads its own script only.
 
 How a surface is cut into parts:
-- German: words (function words dropped, hyphens split); a word is a known name, a loan word whose
-  English/Latin spelling is an English word of the vocabulary (``Endometrium``, ``essentielle`` →
-  essential), a morpheme of the closed table below, or a compound of two or three such parts with
-  linking ``s``/``n``/``en``/``es``/``e`` dropped (``Eisenmangelanämie`` → iron · deficiency · anemia,
-  ``Schilddrüsenkrebs`` → thyroid · neoplasms).
-- Chinese: a full segmentation of the string (bracketed asides such as ``(除外肾盂)`` removed) into
-  Chinese names and morphemes, fewest parts first (``甲状腺恶性肿瘤`` → thyroid · neoplasms,
-  ``急性肾衰竭`` → acute · renal failure); the adjectival ``性`` / ``的`` / ``型`` are dropped.
+- a spaced language (German): words (the pack's function words dropped, hyphens split); a word is a
+  known name, a loan word whose English/Latin spelling is an English word of the vocabulary
+  (``Endometrium``, ``essentielle`` → essential), a morpheme of the pack's closed table, or a compound
+  of two or three such parts with the pack's linking elements dropped (``Eisenmangelanämie`` → iron ·
+  deficiency · anemia, ``Schilddrüsenkrebs`` → thyroid · neoplasms).
+- an unspaced language (Chinese): a full segmentation of the string (bracketed asides such as
+  ``(除外肾盂)`` removed) into names and morphemes, fewest parts first (``甲状腺恶性肿瘤`` → thyroid ·
+  neoplasms, ``急性肾衰竭`` → acute · renal failure); the pack's particles (``性`` / ``的`` / ``型``)
+  are dropped.
 - A part's English glosses: the shortest distinct names of its descriptor, plus the adjective MeSH
   headings use where the English names attest it (``ovary`` → ovarian, ``colon`` → colonic).
 
-The morpheme tables hold only general word-formation elements of medical terms (disease heads, the
-neoplasm heads, deficiency / failure / calculus, course and origin modifiers), not names.
+The morpheme tables (``ComposeRules.morphemes``) hold only general word-formation elements of medical
+terms (disease heads, the neoplasm heads, deficiency / failure / calculus, course and origin
+modifiers), not names.
 
 ``Composer.dictionary_glosses`` is the fallback the linker tries next: parts the names and morphemes do
 not know are glossed by the general dictionaries of the vocabulary's glossary
@@ -32,93 +39,83 @@ disinfection). The whole English phrase must still be a name.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable, Sequence
 
-from medgraph.lang.de.morphology import DE_FUNCTION_WORDS, FUGEN, de_stem, loan_spellings, umlaut_folded
-from medgraph.ontology.glossary import CHINESE_FUNCTION_WORDS, Glossary
+from medgraph import lang
+from medgraph.lang import LanguagePack
+from medgraph.lang.sections.lexicon import ComposeRules
+from medgraph.ontology.glossary import Glossary
 from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_DICTIONARY, RANK_MINED, Vocabulary, is_acronym
-from medgraph.text.keys import has_cjk, match_key, norm_key
+from medgraph.text.keys import match_key, norm_key
 
 MAX_GLOSSES = 4  # English terms kept per descriptor (shortest distinct first)
 MAX_PHRASES = 48  # English candidate phrases per surface
-MAX_ZH_PART = 12  # longest Chinese part tried by the segmenter
+MAX_SEGMENT_PART = 12  # longest part tried by the segmenter (unspaced languages)
 DICTIONARY_GLOSSES = 3  # general-dictionary glosses tried per part
 # words that make a dictionary gloss a phrase, not a part of a name ("lead in", "all of", "or")
 EN_GLUE = frozenset("a an the of in on at to for by with or and as all be is are from into out up off over "
                     "not no so such than this that it its one sb sth".split())
-MIN_DE_PART = 3
 # a composed phrase counts only against names, synonyms and forms mined from annotated text at least
 # this often: rarer mined forms carry their corpus's reading ("nausea, vomiting" was annotated as
 # postoperative nausea and vomiting, "systemic diseases" as systemic mastocytosis)
 MIN_MINED_COUNT = 3
 
-_NEOPLASMS = ("neoplasms", "cancer")
-DE_MORPHEMES: dict[str, tuple[str, ...]] = {
-    "krebs": _NEOPLASMS, "karzinom": ("carcinoma", *_NEOPLASMS), "tumor": ("neoplasms", "tumor"),
-    "geschwulst": _NEOPLASMS, "mangel": ("deficiency",), "erkrankung": ("disease", "diseases"),
-    "krankheit": ("disease", "diseases"), "leiden": ("disease", "disorder"), "storung": ("disorder", "disorders"),
-    "entzundung": ("inflammation",), "stein": ("calculi", "stones"), "versagen": ("failure",),
-    "insuffizienz": ("insufficiency", "failure"), "schwache": ("weakness", "insufficiency"),
-    "blutung": ("hemorrhage",), "verletzung": ("injury", "injuries"), "syndrom": ("syndrome",),
-    "zyste": ("cyst", "cysts"), "infarkt": ("infarction",), "vergiftung": ("poisoning",),
-    "lahmung": ("paralysis",), "missbildung": ("abnormalities", "malformation"), "fehlbildung": ("abnormalities",),
-    "angeboren": ("congenital",), "erblich": ("hereditary",), "gutartig": ("benign",), "bosartig": ("malignant",),
-    "erworben": ("acquired",), "fortschreitend": ("progressive",), "wiederkehrend": ("recurrent",),
-    "neugeboren": ("neonatal", "newborn"), "kind": ("child", "childhood"), "schwangerschaft": ("pregnancy",),
-}
-ZH_MORPHEMES: dict[str, tuple[str, ...]] = {
-    "恶性肿瘤": _NEOPLASMS, "肿瘤": ("neoplasms", "tumor"), "癌": _NEOPLASMS, "癌症": _NEOPLASMS,
-    "缺乏": ("deficiency",), "缺乏症": ("deficiency",), "病": ("disease", "diseases"), "疾病": ("disease", "diseases"),
-    "障碍": ("disorder", "disorders"), "综合征": ("syndrome",), "衰竭": ("failure",), "功能不全": ("insufficiency",),
-    "结石": ("calculi", "stones"), "损伤": ("injury", "injuries"), "出血": ("hemorrhage",),
-    "梗死": ("infarction",), "梗塞": ("infarction",), "感染": ("infection", "infections"), "细胞": ("cell", "cells"),
-    "失禁": ("incontinence",), "硬化": ("sclerosis",), "纤维化": ("fibrosis",), "狭窄": ("stenosis",),
-    "囊肿": ("cyst", "cysts"), "疝": ("hernia",), "骨折": ("fracture", "fractures"), "中毒": ("poisoning",),
-    "畸形": ("abnormalities", "malformation"), "急性": ("acute",), "慢性": ("chronic",), "先天性": ("congenital",),
-    "遗传性": ("hereditary",), "原发性": ("primary",), "继发性": ("secondary",), "特发性": ("idiopathic",),
-    "良性": ("benign",), "恶性": ("malignant",), "病毒性": ("viral",), "细菌性": ("bacterial",),
-    "感染性": ("infectious",), "过敏性": ("allergic",), "自身免疫性": ("autoimmune",), "家族性": ("familial",),
-    "获得性": ("acquired",), "复发性": ("recurrent",), "进行性": ("progressive",), "转移性": ("metastatic",),
-    "多发性": ("multiple",), "弥漫性": ("diffuse",), "局限性": ("localized",), "全身性": ("systemic",),
-    "系统性": ("systemic",), "间质性": ("interstitial",), "囊性": ("cystic",), "出血性": ("hemorrhagic",),
-    "缺血性": ("ischemic",), "阻塞性": ("obstructive",), "化脓性": ("suppurative", "purulent"),
-    "炎性": ("inflammatory",), "新生儿": ("neonatal", "newborn"), "妊娠期": ("gestational", "pregnancy"),
-}
-ZH_DROPPED = frozenset({"性", "的", "型"})
-_ZH_ASIDE = re.compile(r"[(（\[［【][^)）\]］】]*[)）\]］】]")
 # English adjectives of organ nouns as MeSH headings use them (kept only when attested)
 _ADJECTIVE_ENDINGS = (("um", ("al",)), ("on", ("onic",)), ("as", ("atic",)), ("y", ("ian", "ial")),
                       ("a", ("al", "ar")), ("nx", ("ngeal",)), ("is", ("ic",)), ("e", ("al",)), ("", ("al", "ic")))
 
 
-def de_key(word: str) -> str:
-    """The key a German word or compound part is looked up by (folded, umlauts as vowels, stemmed)."""
-    return de_stem(umlaut_folded(match_key(word).replace(" ", "")))
+def script_pack(text: str) -> LanguagePack | None:
+    """The pack whose own script ``text`` is written in (``lexicon.script``: Chinese characters)."""
+    for pack in lang.packs():
+        script = pack.lexicon.script
+        if script is not None and script(text):
+            return pack
+    return None
+
+
+def surface_pack(surface: str, language: str) -> LanguagePack | None:
+    """The pack whose morphology reads ``surface`` in text of ``language``: the pack of the script the
+    surface is written in, else the language's own pack unless that pack reads its own script only."""
+    pack = script_pack(surface)
+    if pack is not None:
+        return pack
+    pack = lang.get_or_pivot(language)
+    return None if pack.lexicon.script is not None else pack
 
 
 class Composer:
-    """English glosses of German and Chinese terms, built from the vocabulary's names."""
+    """English glosses of terms in the composing languages, built from the vocabulary's names."""
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
         self.english_words: set[str] = set()
         self._english: dict[str, list[str]] = {}  # MeSH ID -> English terms usable as glosses
         self._glosses: dict[str, tuple[str, ...]] = {}
-        self.de: dict[str, list[str]] = {de_key(k): list(v) for k, v in DE_MORPHEMES.items()}
-        self.zh: dict[str, list[str]] = {k: list(v) for k, v in ZH_MORPHEMES.items()}
+        # language -> part key -> English glosses: the pack's morphemes, then its names (below)
+        self.tables: dict[str, dict[str, list[str]]] = {}
+        composing: dict[str, tuple[ComposeRules, bool]] = {}  # language -> (rules, spaced)
+        for pack in lang.packs():
+            rules = pack.lexicon.compose
+            if rules is not None and pack.code != lang.PIVOT:
+                self.tables[pack.code] = {rules.part_key(k): list(v) for k, v in rules.morphemes.items()}
+                composing[pack.code] = (rules, pack.spaced)
         parts: list[tuple[dict[str, list[str]], str, str]] = []  # (table, key, MeSH ID), glossed below
-        for surface, lang, mesh_id, rank, count in vocab.terms:  # one pass over the vocabulary
-            if lang == "en":
+        for surface, language, mesh_id, rank, count in vocab.terms:  # one pass over the vocabulary
+            if language == lang.PIVOT:
                 self.english_words.update(match_key(surface).split())
                 if (rank < RANK_MINED or count >= MINED_PRECEDENCE) and not is_acronym(surface):
                     self._english.setdefault(mesh_id, []).append(surface)
-            elif lang == "de" and len(surface.split()) == 1:
-                parts.append((self.de, de_key(surface), mesh_id))
-            elif lang == "zh" and rank != RANK_DICTIONARY:
-                # not the general dictionary's Chinese words: as parts they tie with the morphemes
-                # (感染 + 性疾病 "venereal disease" against 感染性 + 疾病 "infectious disease")
-                parts.append((self.zh, match_key(surface).replace(" ", ""), mesh_id))
+                continue
+            found = composing.get(language)
+            if found is None:
+                continue
+            rules, spaced = found
+            # a spaced language: one-word names (compounds are built from words); an unspaced one:
+            # every name but the general dictionary's words, which as parts tie with the morphemes
+            # (感染 + 性疾病 "venereal disease" against 感染性 + 疾病 "infectious disease")
+            if (len(surface.split()) == 1) if spaced else (rank != RANK_DICTIONARY):
+                parts.append((self.tables[language], rules.part_key(surface), mesh_id))
         for table, key, mesh_id in parts:  # the English terms of every ID are known now
             self._add(table, key, mesh_id)
         self._rare_only = self._rarely_mined_keys(vocab)
@@ -161,73 +158,84 @@ class Composer:
                     break
         return out
 
-    # --- German -------------------------------------------------------------------------------
+    # --- spaced languages: words and compounds ------------------------------------------------
 
-    def _de_part(self, part: str) -> list[str]:
-        if len(part) < MIN_DE_PART:
+    def _part(self, part: str, language: str, rules: ComposeRules) -> list[str]:
+        if len(part) < rules.min_part:
             return []
-        found = list(self.de.get(de_key(part), ()))
-        loans = [s for s in loan_spellings(part) if len(s) >= 4 and s in self.english_words and s not in found]
+        found = list(self.tables[language].get(rules.part_key(part), ()))
+        if rules.loan_spellings is None:
+            return found
+        loans = [s for s in rules.loan_spellings(part) if len(s) >= 4 and s in self.english_words and s not in found]
         return found + list(self.with_adjectives(loans))
 
-    def _de_word(self, word: str, depth: int = 2) -> list[str]:
-        """English options of one German word: the word itself, else its compound parts glossed."""
-        whole = self._de_part(word)
+    def _word(self, word: str, language: str, rules: ComposeRules, depth: int = 2) -> list[str]:
+        """English options of one word: the word itself, else its compound parts glossed."""
+        whole = self._part(word, language, rules)
         if whole or depth == 0:
             return whole
-        for i in range(MIN_DE_PART, len(word) - MIN_DE_PART + 1):
-            heads = self._de_part(word[i:])
+        for i in range(rules.min_part, len(word) - rules.min_part + 1):
+            heads = self._part(word[i:], language, rules)
             if not heads:
                 continue
-            lefts = self._de_modifier(word[:i]) or self._de_word(word[:i], depth - 1)
+            lefts = self._modifier(word[:i], language, rules) or self._word(word[:i], language, rules, depth - 1)
             if lefts:
                 return [f"{a} {b}" for a, b in itertools.islice(itertools.product(lefts, heads), MAX_PHRASES)]
         return []
 
-    def _de_modifier(self, left: str) -> list[str]:
-        """The left part of a compound, as it is or without its linking element (Fuge)."""
-        if found := self._de_part(left):
+    def _modifier(self, left: str, language: str, rules: ComposeRules) -> list[str]:
+        """The left part of a compound, as it is or without its linking element (German Fuge)."""
+        if found := self._part(left, language, rules):
             return found
-        for fuge in FUGEN:
-            if left.endswith(fuge) and (found := self._de_part(left[: -len(fuge)])):
+        for element in rules.linking_elements:
+            if left.endswith(element) and (found := self._part(left[: -len(element)], language, rules)):
                 return found
         return []
 
-    def _de_hyphenated(self, word: str) -> list[str]:
+    def _hyphenated(self, word: str, language: str, rules: ComposeRules) -> list[str]:
         """``Vitamin-D-Mangel``: the pieces glossed one by one (letters and numbers kept as they are)."""
         pieces = [p for p in word.split("-") if p]
-        options = [[p] if len(p) <= 2 and p.isalnum() else self._de_word(p) for p in pieces]
+        options = [[p] if len(p) <= 2 and p.isalnum() else self._word(p, language, rules) for p in pieces]
         if len(pieces) < 2 or any(not o for o in options):
             return []
         return [" ".join(c) for c in itertools.islice(itertools.product(*options), MAX_PHRASES)]
 
-    def german(self, surface: str) -> list[str]:
-        words = [w for w in surface.lower().split() if match_key(w) not in DE_FUNCTION_WORDS]
-        options = [self._de_word(w) or ("-" in w and self._de_hyphenated(w)) or [] for w in words]
+    def _words(self, surface: str, pack: LanguagePack, rules: ComposeRules) -> list[str]:
+        function_words = pack.lexicon.function_words
+        words = [w for w in surface.lower().split() if match_key(w) not in function_words]
+        options = [self._word(w, pack.code, rules) or ("-" in w and self._hyphenated(w, pack.code, rules)) or []
+                   for w in words]
         return self._phrases(options, surface)
 
-    # --- Chinese ------------------------------------------------------------------------------
+    # --- unspaced languages: segmentation -----------------------------------------------------
 
-    def segment(self, text: str) -> list[str] | None:
-        """Fewest-parts cover of ``text`` by Chinese names and morphemes (dropped particles count)."""
+    def segment(self, text: str, language: str | None = None) -> list[str] | None:
+        """Fewest-parts cover of ``text`` by names and morphemes of ``language`` (default: the
+        language of the script ``text`` is written in; dropped particles count)."""
+        pack = lang.get(language) if language else script_pack(text)
+        rules = pack.lexicon.compose if pack is not None else None
+        if pack is None or rules is None or pack.code not in self.tables:
+            return None
+        table = self.tables[pack.code]
         n = len(text)
         best: list[list[str] | None] = [None] * (n + 1)
         best[0] = []
         for end in range(1, n + 1):
-            for start in range(max(0, end - MAX_ZH_PART), end):
+            for start in range(max(0, end - MAX_SEGMENT_PART), end):
                 prev, part = best[start], text[start:end]
-                if prev is None or not (part in self.zh or part in ZH_DROPPED):
+                if prev is None or not (part in table or part in rules.dropped):
                     continue
                 if best[end] is None or len(prev) + 1 < len(best[end] or ()):
                     best[end] = [*prev, part]
         return best[n]
 
-    def chinese(self, surface: str) -> list[str]:
-        text = match_key(_ZH_ASIDE.sub("", surface)).replace(" ", "")
-        parts = self.segment(text) if text else None
+    def _segmented(self, surface: str, pack: LanguagePack, rules: ComposeRules) -> list[str]:
+        text = rules.part_key(rules.aside.sub("", surface) if rules.aside else surface)
+        parts = self.segment(text, pack.code) if text else None
         if not parts:
             return []
-        return self._phrases([self.zh[p] for p in parts if p not in ZH_DROPPED], surface)
+        table = self.tables[pack.code]
+        return self._phrases([table[p] for p in parts if p not in rules.dropped], surface)
 
     # --- both ---------------------------------------------------------------------------------
 
@@ -242,11 +250,11 @@ class Composer:
     @staticmethod
     def _rarely_mined_keys(vocab: Vocabulary) -> set[tuple[str, str]]:
         """(key, MeSH ID) pairs of the vocabulary's indices that only rarely mined forms support."""
-        rare = [t for t in vocab.terms if t[1] == "en" and t[3] == RANK_MINED and t[4] < MIN_MINED_COUNT]
+        rare = [t for t in vocab.terms if t[1] == lang.PIVOT and t[3] == RANK_MINED and t[4] < MIN_MINED_COUNT]
         ids = {t[2] for t in rare}
         trusted: dict[str, set[str]] = {}
-        for surface, lang, mesh_id, rank, count in vocab.terms:
-            if mesh_id in ids and lang == "en" and (rank < RANK_MINED or count >= MIN_MINED_COUNT):
+        for surface, language, mesh_id, rank, count in vocab.terms:
+            if mesh_id in ids and language == lang.PIVOT and (rank < RANK_MINED or count >= MIN_MINED_COUNT):
                 trusted.setdefault(mesh_id, set()).update((match_key(surface), norm_key(surface)))
         return {(key, t[2]) for t in rare for key in (match_key(t[0]), norm_key(t[0]))
                 if key not in trusted.get(t[2], ())}
@@ -260,10 +268,13 @@ class Composer:
         return None
 
     def glosses(self, surface: str, language: str) -> list[str]:
-        """English candidate phrases for a German (``language="de"``) or Chinese surface."""
-        if has_cjk(surface):
-            return self.chinese(surface)
-        return self.german(surface) if language == "de" else []
+        """English candidate phrases for a surface in text of ``language`` (``surface_pack``: German
+        text, or Chinese characters in any text); none where no pack composes it."""
+        pack = surface_pack(surface, language)
+        rules = pack.lexicon.compose if pack is not None else None
+        if pack is None or rules is None or pack.code not in self.tables:
+            return []
+        return self._words(surface, pack, rules) if pack.spaced else self._segmented(surface, pack, rules)
 
     # --- the general dictionaries, where the names and morphemes know no part -----------------
 
@@ -281,34 +292,39 @@ class Composer:
         return out[:DICTIONARY_GLOSSES]
 
     def dictionary_glosses(self, surface: str, language: str, glossary: Glossary) -> list[str]:
-        """English candidate phrases of a German or Chinese surface whose parts the glossary knows
-        and the vocabulary's names do not (``Händedesinfektion`` → hand · disinfection, ``手卫生`` →
-        hand · hygiene): each part by its names and morphemes where it has them, else by its general
-        dictionary glosses. The linker tries these after ``glosses`` found nothing."""
+        """English candidate phrases of a surface whose parts the glossary knows and the vocabulary's
+        names do not (``Händedesinfektion`` → hand · disinfection, ``手卫生`` → hand · hygiene): each
+        part by its names and morphemes where it has them, else by its general dictionary glosses.
+        The linker tries these after ``glosses`` found nothing."""
+        pack = surface_pack(surface, language)
+        rules = pack.lexicon.compose if pack is not None else None
+        if pack is None or rules is None or pack.code not in self.tables:
+            return []
+        table = self.tables[pack.code]
         options: list[list[str]] = []
         parts = 0  # source parts glossed: a composition joins two or more (one word is a dictionary lookup)
-        if has_cjk(surface):
-            text = _ZH_ASIDE.sub("", surface)
-            for segment, found in glossary.chinese(text):
-                if segment in ZH_DROPPED or (not found and segment in CHINESE_FUNCTION_WORDS):
+        if not pack.spaced:
+            text = rules.aside.sub("", surface) if rules.aside else surface
+            for segment, found in glossary.segments(text, pack.code):
+                if segment in rules.dropped or (not found and segment in pack.glossary.function_words):
                     continue
-                options.append(list(self.zh.get(segment, ())) or self._dictionary_options(found, len(segment) == 1))
+                options.append(list(table.get(segment, ())) or self._dictionary_options(found, len(segment) == 1))
                 parts += 1
-        elif language == "de":
+        else:
+            function_words = pack.lexicon.function_words
             for word in surface.split():
-                if match_key(word) in DE_FUNCTION_WORDS or word.lower() in DE_FUNCTION_WORDS:
+                if match_key(word) in function_words or word.lower() in function_words:
                     return []  # "sowie Augentropfen", "für Allgemeinchirurgie": not one term
-                own = self._de_word(word.lower())
+                own = self._word(word.lower(), pack.code, rules)
                 if own:
                     options.append(own)
                     parts += 1
                     continue
-                if not word[:1].isupper():
+                if pack.lexicon.capitalised_nouns and not word[:1].isupper():
                     return []  # an adjective the names do not know: its dictionary senses are no medical modifier
-                groups = [self._dictionary_options(g) for g in glossary.german(word)]
+                groups = [self._dictionary_options(g) for g in glossary.glosses(word, pack.code)]
                 if not groups or any(not g for g in groups):
                     return []
                 options.append([" ".join(c) for c in itertools.islice(itertools.product(*groups), MAX_PHRASES)])
                 parts += len(groups)
         return self._phrases(options, surface) if parts >= 2 else []
-

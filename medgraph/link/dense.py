@@ -6,7 +6,8 @@ behind the same interface). Output:
 ``search(surfaces) -> [(mesh_id | None, cosine)]``, the nearest MeSH name in any language.
 
 The index holds, per descriptor, its preferred English name, up to ``english_synonyms`` more
-English names (inverted "X, Y" forms skipped) and every German and Chinese name: ~31k names for
+English names (inverted "X, Y" forms skipped) and every name in each other registered language
+(German and Chinese): ~31k names for
 the full vocabulary, embedded once (~15 s with USE on two threads) and cached as
 ``dense_names-<key>.npz`` beside the vocabulary, keyed by the vocabulary fingerprint and the
 embedder name. The linker accepts a hit only at cosine ≥ ``linking.dense_threshold`` and marks
@@ -16,7 +17,8 @@ Re-scoring (``rescore``): the ``linking.dense_top_k`` nearest names are re-ranke
 ``(1 - w) · cosine + w · char_similarity + b · [disease-like mention and disease descriptor]``
 with ``w = linking.dense_char_weight`` (character bigram Dice between the mention and the
 candidate's names) and ``b = linking.dense_disease_bonus``; a mention is disease-like by its
-ending (``-itis``, ``-ose``, ``-krankheit``, ``…病``, ``…症``, ``…炎``, …). The weights and the
+ending in any language (the packs' ``lexicon.disease_endings``: ``-itis``, ``-ose``, ``-krankheit``,
+``…病``, ``…症``, ``…炎``, …). The weights and the
 threshold are tuned on held-out vocabulary names (``medgraph.link.devset``), never on test terms.
 
 Unknown text: an embedder may give every string it has no tokens for one and the same vector (USE
@@ -31,11 +33,13 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
+from medgraph import lang
 from medgraph.embed.base import Embedder, l2_normalise
 from medgraph.ontology.vocabulary import Vocabulary
 from medgraph.schemas import DISEASE
@@ -46,12 +50,11 @@ log = logging.getLogger(__name__)
 UNKNOWN_PROBE = "\ue000\ue001"  # private-use characters: no embedder has tokens for them
 UNKNOWN_COSINE = 0.999  # a vector this close to the probe's is the embedder's "unknown" vector
 
-_DISEASE_LIKE = re.compile(
-    r"(?:itis|ose|osis|om|oma|ie|pathie|pathy|ämie|emia|algie|algia|krankheit|erkrankung|syndrom|syndrome"
-    r"|leiden|störung|insuffizienz|infektion|fieber|krebs|karzinom|disease|disorder|infection|fever"
-    r"|cancer|病|症|炎|癌|瘤|综合征|感染|热|中毒)$",
-    re.IGNORECASE,
-)
+
+
+@lru_cache(maxsize=8)
+def _disease_like(endings: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("(?:" + "|".join(re.escape(e) for e in dict.fromkeys(endings)) + ")$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -64,9 +67,12 @@ class Candidate:
 
 
 def is_disease_like(surface: str) -> bool:
-    """A mention whose last word ends like a disease name in English, German or Chinese."""
+    """A mention whose last word ends like a disease name in any registered language."""
     words = surface.strip().split()
-    return bool(words) and bool(_DISEASE_LIKE.search(words[-1]))
+    if not words:
+        return False
+    endings = tuple(e for pack in lang.packs() for e in pack.lexicon.disease_endings)
+    return bool(endings) and bool(_disease_like(endings).search(words[-1]))
 
 
 def _grams(text: str) -> set[str]:
@@ -112,14 +118,15 @@ def index_names(vocab: Vocabulary, english_synonyms: int = 2) -> tuple[list[str]
     """(names, mesh_ids) the index embeds, in a stable order."""
     names: list[str] = []
     ids: list[str] = []
+    others = [code for code in lang.codes() if code != lang.PIVOT]  # every name in each of these
     for mesh_id in sorted(vocab.entities):
         entity = vocab.entities[mesh_id]
         seen: set[str] = set()
-        english = [entity.name, *entity.names.get("en", [])]
+        english = [entity.name, *entity.names.get(lang.PIVOT, [])]
         picked = [n for n in english if n and "," not in n]
         chosen = picked[: 1 + english_synonyms]
-        for lang in ("de", "zh"):
-            chosen += entity.names.get(lang, [])
+        for code in others:
+            chosen += entity.names.get(code, [])
         for name in chosen:
             key = name.casefold()
             if key not in seen:

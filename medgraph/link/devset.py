@@ -1,8 +1,8 @@
 """A development set for cross-lingual linking, held out from the vocabulary itself.
 
 Input: a built ``Vocabulary``. Output: ``held_out(vocab, fraction, seed, languages)`` →
-``(dev_vocab, queries)``: a random ``fraction`` of the descriptors that have German or Chinese
-names lose those names (terms, entity names) in ``dev_vocab``; ``queries`` are the removed
+``(dev_vocab, queries)``: a random ``fraction`` of the descriptors that have names in ``languages``
+(by default every registered language but the pivot: German, Chinese) lose those names (terms, entity names) in ``dev_vocab``; ``queries`` are the removed
 ``(lang, term, mesh_id)`` triples. Linking the queries against ``dev_vocab`` measures how well the
 cascade reaches a descriptor whose name in that language it has never seen, which is what the
 dense step's threshold and re-scoring weights are tuned on (``grid``), instead of on test terms.
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from medgraph import lang
 from medgraph.config.models import LinkingConfig
 from medgraph.link.dense import Candidate, rescore
 from medgraph.ontology.vocabulary import Vocabulary
@@ -24,13 +25,14 @@ Query = tuple[str, str, str]  # (lang, term, gold MeSH ID)
 
 
 def held_out(
-    vocab: Vocabulary, fraction: float = 0.2, seed: int = 0, languages: Sequence[str] = ("de", "zh")
+    vocab: Vocabulary, fraction: float = 0.2, seed: int = 0, languages: Sequence[str] | None = None
 ) -> tuple[Vocabulary, list[Query]]:
-    """The vocabulary minus the ``languages`` names of a random ``fraction`` of their descriptors."""
+    """The vocabulary minus the ``languages`` names (default: every registered language but the
+    pivot) of a random ``fraction`` of their descriptors."""
     if not 0.0 < fraction < 1.0:
         raise ValueError(f"fraction must be in (0, 1), got {fraction}")
-    langs = set(languages)
-    candidates = sorted(m for m, e in vocab.entities.items() if any(e.names.get(lang) for lang in langs))
+    langs = set(languages) if languages is not None else {c for c in lang.codes() if c != lang.PIVOT}
+    candidates = sorted(m for m, e in vocab.entities.items() if any(e.names.get(code) for code in langs))
     rng = random.Random(seed)
     held = set(rng.sample(candidates, round(fraction * len(candidates))))
     queries = sorted({(t[1], t[0], t[2]) for t in vocab.terms if t[2] in held and t[1] in langs})
@@ -59,9 +61,9 @@ def prepare(linker: Any, queries: list[Query], k: int) -> DevRun:
     """Run a dense-enabled ``Linker`` over the queries up to the dense step."""
     before: list[str | None] = []
     head: list[str | None] = []
-    for lang, term, _ in queries:
-        results: list[Any] = [linker.rules(term, lang)]
-        linker.fuzzy([term], results, lang)
+    for language, term, _ in queries:
+        results: list[Any] = [linker.rules(term, language)]
+        linker.fuzzy([term], results, language)
         before.append(results[0].mesh_id if results[0] else None)
         h = linker.head_word(term) if results[0] is None else None
         head.append(h.mesh_id if h else None)
@@ -73,13 +75,13 @@ def prepare(linker: Any, queries: list[Query], k: int) -> DevRun:
 def accuracy(run: DevRun, vocab: Vocabulary, cfg: LinkingConfig) -> dict[str, float]:
     """Acc@1 per language of the full cascade under ``cfg``'s dense settings."""
     hits: dict[str, list[bool]] = {}
-    for i, (lang, term, gold) in enumerate(run.queries):
+    for i, (language, term, gold) in enumerate(run.queries):
         got = run.before_dense[i]
         if got is None:
             mesh_id, score = rescore(term, run.candidates[i], vocab, cfg.dense_char_weight, cfg.dense_disease_bonus)
             got = mesh_id if mesh_id is not None and score >= cfg.dense_threshold else run.head[i]
-        hits.setdefault(lang, []).append(got == gold)
-    return {lang: round(sum(h) / len(h), 4) for lang, h in sorted(hits.items())}
+        hits.setdefault(language, []).append(got == gold)
+    return {language: round(sum(h) / len(h), 4) for language, h in sorted(hits.items())}
 
 
 def grid(

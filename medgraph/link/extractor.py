@@ -8,15 +8,17 @@ Output: ``Mention`` records sorted by offset, each with ``mesh_id``, ``category`
 form with the ``Linker`` (dictionary steps only: no TF-IDF, so extraction stays fast and precise) and (re)labels every occurrence of ``SF`` in the text with that ID
 (``method="abbreviation"``), replacing gazetteer matches on those spans.
 
-Second stage (``ner.compose_candidates``): German and Chinese spans the gazetteer cannot see,
-kept only when the linker's compose step links them (a whole English name, so this stays
-precise): German words of at least ``MIN_DE_CANDIDATE`` letters that no mention covers
-(``Schilddrüsenkrebs``) and an adjective with the noun after it (``chronische Nierenerkrankung``,
-which then replaces the noun's own mention); Chinese runs of two or three adjacent pieces, each a
-gazetteer mention, a word-formation morpheme or a word of the glossary's segmentation (``甲状腺`` +
-``恶性肿瘤`` → Thyroid Neoplasms, replacing the piece mentions; ``手`` + ``卫生`` → Hand Hygiene),
-starting and ending on a word boundary of that segmentation, and not on an adjectival particle
-(not ``性肝病`` of 脂肪|性|肝病: the 性 belongs to the word before it).
+Second stage (``ner.compose_candidates``): spans the gazetteer cannot see in a language whose pack
+has composition rules (``lexicon.compose``), kept only when the linker's compose step links them (a
+whole English name, so this stays precise). Text in a spaced language (German): words of at least
+``ComposeRules.min_candidate`` letters that no mention covers (``Schilddrüsenkrebs``; where nouns are
+capitalised, capitalised words only) and an adjective with the noun after it (``chronische
+Nierenerkrankung``, which then replaces the noun's own mention). Text written in an unspaced pack's
+script (Chinese characters, in text of any other language too): runs of two or three adjacent
+pieces, each a gazetteer mention, a word-formation morpheme or a word of the glossary's
+segmentation (``甲状腺`` + ``恶性肿瘤`` → Thyroid Neoplasms, replacing the piece mentions; ``手`` +
+``卫生`` → Hand Hygiene), starting and ending on a word boundary of that segmentation, and not on a
+dropped particle (not ``性肝病`` of 脂肪|性|肝病: the 性 belongs to the word before it).
 
 Model tier (``ner.kind: cascade``): after the two dictionary stages, GLiNER and the per-language
 token-classification model run over the whole batch (``extract_many``; ``extract`` is a batch of
@@ -31,23 +33,22 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from medgraph import lang
 from medgraph.config.models import LinkingConfig, NerConfig
 from medgraph.extract.ner import GazetteerNER
-from medgraph.lang.de.morphology import DE_FUNCTION_WORDS
-from medgraph.link.compose import ZH_DROPPED, ZH_MORPHEMES
+from medgraph.lang import LanguagePack
+from medgraph.lang.sections.lexicon import ComposeRules
+from medgraph.link.compose import script_pack
 from medgraph.link.linker import Linker, LinkResult
 from medgraph.ontology.vocabulary import Vocabulary
 from medgraph.schemas import Mention
 from medgraph.text.abbreviations import Abbreviation, find_abbreviations
-from medgraph.text.keys import has_cjk, is_cjk
 
 if TYPE_CHECKING:
     from medgraph.extract.cascade import CascadeNER
 
 _DICTIONARY_METHODS = frozenset({"exact", "normalised"})
-MIN_DE_CANDIDATE = 8  # shorter German words are rarely compounds
-_DE_WORD = re.compile(r"[^\W\d_][\w-]*[^\W\d_]")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[^\W\d_][\w-]*[^\W\d_]")
 
 
 def _overlaps(m: Mention, start: int, end: int) -> bool:
@@ -128,39 +129,51 @@ class EntityExtractor:
             return None
         return Mention(start, end, text[start:end], res.mesh_id, res.category, res.method, res.score)
 
-    def _german_candidates(self, text: str, mentions: list[Mention]) -> list[Mention]:
-        words = list(_DE_WORD.finditer(text))
+    def _word_candidates(
+        self, text: str, mentions: list[Mention], pack: LanguagePack, rules: ComposeRules
+    ) -> list[Mention]:
+        """Compound and adjective + noun candidates of a spaced language (German)."""
+        words = list(_WORD.finditer(text))
+        capitalised = pack.lexicon.capitalised_nouns
+        function_words = pack.lexicon.function_words
         found: list[Mention] = []
         for i, word in enumerate(words):
             noun = word.group()
-            if not noun[0].isupper() or any(_overlaps(f, word.start(), word.end()) for f in found):
+            if (capitalised and not noun[0].isupper()) or any(_overlaps(f, word.start(), word.end()) for f in found):
                 continue
             prev = words[i - 1] if i else None
-            adjective = prev is not None and prev.group()[0].islower() and prev.group().lower() not in DE_FUNCTION_WORDS
+            adjective = (prev is not None and (not capitalised or prev.group()[0].islower())
+                         and prev.group().lower() not in function_words)
             if prev is not None and adjective and text[prev.end() : word.start()] == " ":
-                pair = self._composed(text, prev.start(), word.end(), "de")  # chronische Nierenerkrankung
+                pair = self._composed(text, prev.start(), word.end(), pack.code)  # chronische Nierenerkrankung
                 if pair is not None:
                     found.append(pair)
                     continue
-            if len(noun) >= MIN_DE_CANDIDATE and not any(_overlaps(m, word.start(), word.end()) for m in mentions):
-                single = self._composed(text, word.start(), word.end(), "de")
+            if len(noun) >= rules.min_candidate and not any(_overlaps(m, word.start(), word.end()) for m in mentions):
+                single = self._composed(text, word.start(), word.end(), pack.code)
                 if single is not None:
                     found.append(single)
         return found
 
-    def _chinese_candidates(self, text: str, mentions: list[Mention]) -> list[Mention]:
-        pieces = sorted({(m.start, m.end) for m in mentions if m.surface and is_cjk(m.surface[0])})
+    def _segment_candidates(
+        self, text: str, mentions: list[Mention], pack: LanguagePack, rules: ComposeRules
+    ) -> list[Mention]:
+        """Runs of adjacent pieces in an unspaced script (Chinese)."""
+        script = pack.lexicon.script
+        if rules.run is None or script is None:
+            return []
+        pieces = sorted({(m.start, m.end) for m in mentions if m.surface and script(m.surface[0])})
         glossary = self.vocab.glossary if self.dictionary_compose else None
-        for run in _CJK_RUN.finditer(text):
+        for run in rules.run.finditer(text):
             chunk = run.group()
-            for morpheme in ZH_MORPHEMES:
+            for morpheme in rules.morphemes:
                 i = chunk.find(morpheme)
                 while i >= 0:
                     pieces.append((run.start() + i, run.start() + i + len(morpheme)))
                     i = chunk.find(morpheme, i + 1)
             if glossary is not None and glossary.languages():  # the dictionary's words (手 · 卫生)
                 pos = run.start()
-                for word, glosses in glossary.chinese(chunk):
+                for word, glosses in glossary.segments(chunk, pack.code):
                     if glosses:
                         pieces.append((pos, pos + len(word)))
                     pos += len(word)
@@ -171,29 +184,35 @@ class EntityExtractor:
         for start, end in pieces:
             ends = [end]
             for _ in range(2):  # two or three pieces
-                nxt = [e2 for e in ends for s2 in (e, e + 1) if s2 == e or text[e:s2] in ZH_DROPPED
+                nxt = [e2 for e in ends for s2 in (e, e + 1) if s2 == e or text[e:s2] in rules.dropped
                        for e2 in by_start.get(s2, ())]
                 spans.update((start, e) for e in nxt)
                 ends = nxt
         if glossary is not None and glossary.languages():  # a span must not start or end inside a word
-            bounds = glossary.chinese_boundaries(text)
-            spans = {(a, b) for a, b in spans if a in bounds and b in bounds and text[a] not in ZH_DROPPED}
+            bounds = glossary.boundaries(text, pack.code)
+            spans = {(a, b) for a, b in spans if a in bounds and b in bounds and text[a] not in rules.dropped}
         found: list[Mention] = []
         for start, end in sorted(spans, key=lambda se: (se[0] - se[1], se[0])):  # longest first
             if not any(_overlaps(f, start, end) for f in found):
-                hit = self._composed(text, start, end, "zh")
+                hit = self._composed(text, start, end, pack.code)
                 if hit is not None:
                     found.append(hit)
         return found
 
     def _second_stage(self, text: str, mentions: list[Mention], language: str) -> list[Mention]:
-        """Compose candidates (see the module docstring) replacing the mentions they cover."""
-        if language == "de":
-            found = self._german_candidates(text, mentions)
-        elif has_cjk(text):
-            found = self._chinese_candidates(text, mentions)
+        """Compose candidates (see the module docstring) replacing the mentions they cover: those of
+        the text's language when it is a spaced language with composition rules, else those of the
+        unspaced pack whose script the text is written in."""
+        pack = lang.get_or_pivot(language)
+        rules = pack.lexicon.compose
+        if rules is not None and pack.spaced:
+            found = self._word_candidates(text, mentions, pack, rules)
         else:
-            return mentions
+            script = script_pack(text)
+            rules = script.lexicon.compose if script is not None else None
+            if script is None or rules is None or script.spaced:
+                return mentions
+            found = self._segment_candidates(text, mentions, script, rules)
         kept = [m for m in mentions if not any(_overlaps(m, f.start, f.end) for f in found)]
         return sorted(kept + found, key=lambda m: (m.start, m.end))
 
@@ -218,7 +237,7 @@ class EntityExtractor:
             mentions = self._apply(text, mentions, abbr, res, local)
         return sorted(mentions, key=lambda m: (m.start, m.end))
 
-    def extract(self, text: str, language: str = "en", context: str | None = None) -> list[Mention]:
+    def extract(self, text: str, language: str = lang.PIVOT, context: str | None = None) -> list[Mention]:
         """Linked mentions in ``text`` (offsets into ``text``)."""
         return self.extract_many([text], [language], [context])[0]
 

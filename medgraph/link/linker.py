@@ -4,39 +4,46 @@ Input: a ``Vocabulary``, ``LinkingConfig``, and surface strings (optionally with
 chunk text they come from, used to resolve in-document abbreviations).
 Output: ``LinkResult(mesh_id | None, method, score, category)``.
 
+The language-specific steps read the pack of the text's language (``LanguagePack.lexicon``), or,
+for a surface written in a pack's own script (``lexicon.script``: Chinese characters), that pack's,
+in text of any language (``medgraph.link.compose.surface_pack``); a pack without a hook skips its step.
+
 Cascade (first hit wins; deterministic):
-0. ``abbreviation`` (German text only): the surface, spelled exactly so, is a short form of the
-   curated German clinical abbreviation table (``KHK``, ``pAVK``, ``HI``;
-   ``medgraph.text.abbreviations.german_abbreviations``).
+0. ``abbreviation`` (text in a language with a curated table, ``lexicon.abbreviations``: German): the
+   surface, spelled exactly so, is a short form of the curated clinical abbreviation table (``KHK``,
+   ``pAVK``, ``HI``; ``medgraph.lang.de.abbreviations.german_abbreviations``).
 1. ``abbreviation``: the surface is a short form defined in the context (``long form (SF)``);
    the long form is linked with steps 2-5 and its score kept.
 2. ``exact``: ``match_key`` (case/diacritic/width-folded, punctuation as spaces) in the index.
 3. ``normalised``: ``norm_key`` (plural/singular, British spellings, function words, word order).
-4. ``composite``: ``"X and Y disease"`` style conjunctions: the first conjunct completed with the
-   shared head (``"breast and ovarian cancer"`` → ``"breast cancer"``, ``肾和输尿管结石`` → ``肾结石``)
-   through steps 2-3 (Chinese: and its spelling variants).
+4. ``composite``: ``"X and Y disease"`` style conjunctions (the packs' ``lexicon.conjunctions``): the
+   first conjunct completed with the shared head (``"breast and ovarian cancer"`` → ``"breast cancer"``,
+   ``肾和输尿管结石`` → ``肾结石``) through steps 2-3 (in an unspaced script: and its spelling variants).
 5. ``variant``: the MeSH head-noun convention (``cancer`` / ``carcinoma`` / ``tumour`` →
    ``neoplasms``) and the phrase with leading modifiers dropped (``sporadic Wilms tumours`` →
    ``Wilms tumours``; at least two words kept), through steps 2-3.
-6. ``compose``: a German or Chinese surface glossed part by part into English
+6. ``compose``: a surface of a pack with composition rules (``lexicon.compose``: German, Chinese)
+   glossed part by part into English
    (``medgraph.link.compose``: ``Schilddrüsenkrebs`` → thyroid neoplasms, ``急性肾衰竭`` → acute renal
    failure), the English phrase looked up through steps 2-3 and the neoplasm head; then, with
    ``linking.dictionary_compose``, parts only the general dictionaries know (``手卫生`` → hand ·
    hygiene → Hand Hygiene; method ``compose_dictionary``).
-7. ``language``: German and Chinese spelling variants (``medgraph.lang.de.morphology``, ``medgraph.lang.zh.morphology``), for a
-   surface in German (``language="de"``) or written in CJK: the vocabulary's generated German forms
-   (``Vocabulary.german_index``: inflected German names, German spellings of English names), German
-   inflection (Snowball stems), umlaut and loan-word
-   spellings (``Sklerose`` → ``sclerosis``) and compounds split into parts the German names
-   know (``Lungenentzündung`` ~ ``Entzündung der Lunge``); a Chinese word of the general dictionary
-   (``Vocabulary.chinese_words``: 卵巢 → Ovary), Chinese modifiers (``急性``/``慢性``) and
-   disease heads (``病``/``症``/``综合征``), through steps 2-3.
-8. ``general`` (German, with the fuzzy steps only): an everyday German word of the general
-   dictionary (``Vocabulary.general_words``: Ratten → Rats, Frauen → Women; Mäusen, a dative
-   plural, through Mäuse), for a span the linker is given (gold mentions, the model tier's spans).
+7. ``language``: the pack's morphology hooks (``medgraph.lang.de.morphology``,
+   ``medgraph.lang.zh.morphology``), in this order where the pack has them: a word of its general
+   dictionary (``lexicon.dictionary_words``, ``Vocabulary.dictionary_words``: 卵巢 → Ovary), its
+   generated forms (``Vocabulary.forms_index``: inflected German names, German spellings of English
+   names), its compound key (``lexicon.compounds``: compounds split into parts the German names know,
+   ``Lungenentzündung`` ~ ``Entzündung der Lunge``, Snowball stems), then its spelling variants
+   (``lexicon.forms``: German inflection, umlaut and loan-word spellings, ``Sklerose`` → ``sclerosis``;
+   Chinese modifiers ``急性``/``慢性`` and disease heads ``病``/``症``/``综合征``), through steps 2-3.
+8. ``general`` (a language whose pack reads the general dictionary's words, ``lexicon.general_words``:
+   German; with the fuzzy steps only): an everyday word of the general dictionary
+   (``Vocabulary.general_words``: Ratten → Rats, Frauen → Women; Mäusen, a dative plural, through
+   Mäuse by ``lexicon.base_forms``), for a span the linker is given (gold mentions, the model tier's spans).
    The gazetteer never reads these words, so they add no mentions of their own in running text.
 9. ``tfidf``: character n-gram TF-IDF nearest normalised name with cosine ≥ ``tfidf_threshold``
-   (not for short all-caps acronyms, whose character n-grams say little).
+   (not for short all-caps acronyms, whose character n-grams say little); also the first
+   ``lexicon.fuzzy_forms`` spelling variants of the surface (German loan-word spellings).
 10. ``dense`` (``linking.dense``): the nearest MeSH name in any language by a multilingual dense
    embedder (``medgraph.link.dense``): the ``dense_top_k`` nearest descriptors re-scored with
    character overlap and a disease prior, accepted at score ≥ ``dense_threshold``: a German or
@@ -52,16 +59,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from medgraph import lang
 from medgraph.config.models import LinkingConfig
-from medgraph.lang.de.abbreviations import german_abbreviations
-from medgraph.lang.de.morphology import GermanLexicon, german_forms, noun_bases
-from medgraph.lang.zh.morphology import chinese_forms
-from medgraph.link.compose import Composer
+from medgraph.lang.sections.lexicon import CompoundKey
+from medgraph.link.compose import Composer, script_pack, surface_pack
 from medgraph.link.dense import rescore
 from medgraph.link.tfidf import CharNgramIndex
 from medgraph.ontology.vocabulary import Index, Vocabulary, build_index
 from medgraph.text.abbreviations import abbreviation_map
-from medgraph.text.keys import has_cjk, match_key, norm_key
+from medgraph.text.keys import match_key, norm_key
 
 # one fuzzy-index build at a time in a process (a warm-up thread and a request may race for it)
 _TFIDF_BUILD = threading.Lock()
@@ -74,15 +80,12 @@ SCORE_LANGUAGE = 0.85
 SCORE_COMPOSED = 0.8
 SCORE_DICTIONARY_COMPOSED = 0.75
 COMPOSE_CACHE = 200_000  # compose results kept per linker
-FUZZY_GERMAN_FORMS = 4  # loan-word spellings of a German surface also searched by TF-IDF
 SCORE_GENERAL = 0.75
 SCORE_HEAD = 0.6
 _NEOPLASM_WORDS = re.compile(
     r"\b(?:cancers?|carcinomas?|tumou?rs?|neoplasias?|malignanc(?:y|ies)|adenocarcinomas?)\b", re.IGNORECASE
 )
 _ACRONYM = re.compile(r"^[A-Z0-9][A-Za-z0-9-]{0,6}$")
-_CONJ = re.compile(r"^(.+?)\s*(?:,|\band/or\b|\band\b|\bor\b|/)\s*(.+)$", re.IGNORECASE)
-_CJK_CONJ = re.compile(r"^(.+?)(?:以及|和|及|与|或|、)(.+)$")
 
 
 @dataclass(frozen=True)
@@ -103,14 +106,15 @@ class Linker:
         self, vocab: Vocabulary, cfg: LinkingConfig | None = None, dense: Any = None, german_morphology: bool = True
     ) -> None:
         """``dense``: a ``DenseNameIndex`` (built on first use when ``cfg.dense`` and not given).
-        ``german_morphology=False`` drops the German abbreviation table, the generated German forms
-        and the Snowball stems (the previous German rules; for before/after measurements)."""
+        ``german_morphology=False`` drops the curated abbreviation tables, the generated forms and
+        the full compound stemming of every pack (German: the Snowball stems; the previous German
+        rules, for before/after measurements)."""
         self.vocab = vocab
         self.cfg = cfg or LinkingConfig()
         self.german_morphology = german_morphology
         self._tfidf: CharNgramIndex | None = None
         self._dense = dense
-        self._german: tuple[GermanLexicon, Index] | None = None
+        self._compounds: dict[str, tuple[CompoundKey, Index]] = {}  # language -> compound key, its index
         self._composer: Composer | None = None
         self._composed: dict[tuple[str, str, bool], LinkResult | None] = {}
 
@@ -157,17 +161,23 @@ class Linker:
     def _composite(self, surface: str) -> LinkResult | None:
         if not self.cfg.composites:
             return None
-        m = _CONJ.match(surface) or _CJK_CONJ.match(surface)
+        m = None
+        for pack in lang.packs():  # the first pack whose conjunctions split the surface
+            pattern = pack.lexicon.conjunctions
+            if pattern is not None and (m := pattern.match(surface)) is not None:
+                break
         if m is None:
             return None
         first, rest = m.group(1).strip(), m.group(2).strip()
-        if has_cjk(rest):  # 肾和输尿管结石: the first conjunct with the second's ending (肾结石)
+        script = script_pack(rest)
+        if script is not None and not script.spaced:  # 肾和输尿管结石: the first conjunct with the second's ending (肾结石)
             candidates = [first + rest[i:] for i in range(1, len(rest))] + [first, rest]
         else:
             rest_words = rest.split()
             candidates = [f"{first} {rest_words[-1]}" if rest_words else first, first, rest]
         for cand in candidates:
-            hit = self.dictionary(cand) or (self._language(cand, "zh") if has_cjk(cand) else None)
+            own = script_pack(cand)  # a candidate in a pack's own script: with that pack's variants
+            hit = self.dictionary(cand) or (self._language(cand, own.code) if own is not None else None)
             if hit is not None and hit.mesh_id is not None:
                 return self._result(hit.mesh_id, "composite", SCORE_COMPOSITE * hit.score)
         return None
@@ -188,19 +198,22 @@ class Linker:
                 return self._result(hit.mesh_id, "variant", SCORE_VARIANT * hit.score)
         return None
 
-    @property
-    def german(self) -> tuple[GermanLexicon, Index]:
-        """The German compound lexicon and the index of German names by ``GermanLexicon.key``."""
-        if self._german is None:
-            german_terms = [t for t in self.vocab.terms if t[1] == "de"]
-            stemmer = "snowball" if self.german_morphology else "simple"
-            lexicon = GermanLexicon((t[0] for t in german_terms), stemmer=stemmer)
-            self._german = lexicon, build_index(german_terms, lexicon.key)
-        return self._german
+    def compounds(self, language: str) -> tuple[CompoundKey, Index] | None:
+        """The compound key of ``language``'s pack (``lexicon.compounds``: German) built from the
+        vocabulary's names in that language, and the index of those names by that key; ``None`` when
+        the pack splits no compounds."""
+        factory = lang.get_or_pivot(language).lexicon.compounds
+        if factory is None:
+            return None
+        if language not in self._compounds:
+            terms = [t for t in self.vocab.terms if t[1] == language]
+            key = factory((t[0] for t in terms), self.german_morphology)
+            self._compounds[language] = key, build_index(terms, key.key)
+        return self._compounds[language]
 
     @property
     def composer(self) -> Composer:
-        """English glosses of German and Chinese parts (built on first use)."""
+        """English glosses of the composing languages' parts (built on first use)."""
         if self._composer is None:
             self._composer = Composer(self.vocab)
         return self._composer
@@ -210,8 +223,11 @@ class Linker:
         ``dictionary``: with the general dictionaries' parts too (default: unless
         ``linking.dictionary_compose`` is false; the extractor passes whether they apply to its
         text). Results are cached per (surface, language, dictionary): the extractor tries the same
-        spans in every chunk."""
-        if not (self.cfg.normalise and self.cfg.compose) or not (language == "de" or has_cjk(surface)):
+        spans in every chunk. Only a surface a pack with composition rules reads (``surface_pack``)."""
+        if not (self.cfg.normalise and self.cfg.compose):
+            return None
+        pack = surface_pack(surface, language)
+        if pack is None or pack.lexicon.compose is None:
             return None
         dictionary = bool(self.cfg.dictionary_compose) if dictionary is None else dictionary
         key = (surface, language, dictionary)
@@ -236,24 +252,29 @@ class Linker:
         return None
 
     def _language(self, surface: str, language: str) -> LinkResult | None:
+        """Step 7: the morphology hooks of the pack that reads ``surface`` (``surface_pack``)."""
         if not self.cfg.normalise:
             return None
-        if has_cjk(surface):
-            ids = self.vocab.chinese_words.get(match_key(surface))
-            if ids:
-                return self._result(ids[0], "language", SCORE_LANGUAGE)
-            forms = chinese_forms(surface)
-        elif language == "de":
-            ids = self.vocab.german_index.get(match_key(surface)) if self.german_morphology else None
-            if ids:
-                return self._result(ids[0], "language", SCORE_LANGUAGE)
-            lexicon, index = self.german
-            ids = index.get(lexicon.key(surface))
-            if ids:
-                return self._result(ids[0], "language", SCORE_LANGUAGE)
-            forms = german_forms(surface)
-        else:
+        pack = surface_pack(surface, language)
+        if pack is None:
             return None
+        lexicon = pack.lexicon
+        key = match_key(surface)
+        if lexicon.dictionary_words is not None:
+            ids = self.vocab.dictionary_words(pack.code).get(key)
+            if ids:
+                return self._result(ids[0], "language", SCORE_LANGUAGE)
+        if lexicon.generates_forms and self.german_morphology:
+            ids = self.vocab.forms_index(pack.code).get(key)
+            if ids:
+                return self._result(ids[0], "language", SCORE_LANGUAGE)
+        compounds = self.compounds(pack.code)
+        if compounds is not None:
+            compound_key, index = compounds
+            ids = index.get(compound_key.key(surface))
+            if ids:
+                return self._result(ids[0], "language", SCORE_LANGUAGE)
+        forms = lexicon.forms(surface) if lexicon.forms is not None else []
         for form in forms:
             hit = self.dictionary(form)
             if hit is not None and hit.mesh_id is not None:
@@ -261,12 +282,15 @@ class Linker:
         return None
 
     def general(self, surface: str, language: str) -> LinkResult | None:
-        """Step 8: a German span that is a word of the general dictionary (``general_words``)."""
-        if language != "de" or not (self.cfg.normalise and self.cfg.general_words):
+        """Step 8: a span in the general dictionary's language (``lexicon.general_words``: German)
+        that is a word of that dictionary (``general_words``), or an inflected form of one."""
+        lexicon = lang.get_or_pivot(language).lexicon
+        if not lexicon.general_words or not (self.cfg.normalise and self.cfg.general_words):
             return None
         words = self.vocab.general_words
         key = match_key(surface)
-        ids = words.get(key) or next((words[b] for b in noun_bases(key) if b in words), None)
+        bases = lexicon.base_forms(key) if lexicon.base_forms is not None else []
+        ids = words.get(key) or next((words[b] for b in bases if b in words), None)
         return self._result(ids[0], "general", SCORE_GENERAL) if ids else None
 
     def head_word(self, surface: str) -> LinkResult | None:
@@ -277,8 +301,9 @@ class Linker:
         hit = self.dictionary(_NEOPLASM_WORDS.sub("neoplasms", words[-1]))
         return self._result(hit.mesh_id, "head", SCORE_HEAD) if hit and hit.mesh_id else None
 
-    def fuzzy(self, surfaces: Sequence[str], results: list[LinkResult | None], language: str = "en") -> None:
-        """TF-IDF nearest name; a German surface is also searched in its loan-word spellings."""
+    def fuzzy(self, surfaces: Sequence[str], results: list[LinkResult | None], language: str = lang.PIVOT) -> None:
+        """TF-IDF nearest name; a surface is also searched in the first ``lexicon.fuzzy_forms`` of
+        its language's spelling variants (German: its loan-word spellings)."""
         missing = [
             i
             for i, r in enumerate(results)
@@ -288,8 +313,10 @@ class Linker:
             return
         owner: list[int] = []
         queries: list[str] = []
+        lexicon = lang.get_or_pivot(language).lexicon
+        variants = lexicon.forms if lexicon.fuzzy_forms > 0 else None
         for i in missing:
-            extra = german_forms(surfaces[i])[:FUZZY_GERMAN_FORMS] if language == "de" else []
+            extra = variants(surfaces[i])[: lexicon.fuzzy_forms] if variants is not None else []
             for query in (surfaces[i], *extra):
                 owner.append(i)
                 queries.append(query)
@@ -313,19 +340,21 @@ class Linker:
             if mesh_id is not None and score >= self.cfg.dense_threshold:
                 results[i] = self._result(mesh_id, "dense", round(score, 4))
 
-    def german_abbreviation(self, surface: str, language: str) -> LinkResult | None:
-        """Step 0: a short form of the curated German table, spelled exactly so (German text only)."""
-        if language != "de" or not self.german_morphology:
+    def table_abbreviation(self, surface: str, language: str) -> LinkResult | None:
+        """Step 0: a short form of the curated table of the text's language (``lexicon.abbreviations``:
+        German), spelled exactly so."""
+        table = lang.get_or_pivot(language).lexicon.abbreviations
+        if table is None or not self.german_morphology:
             return None
-        row = german_abbreviations().get(surface.strip())
+        row = table.read().get(surface.strip())
         if row is None or row.mesh_id not in self.vocab:
             return None
         return self._result(row.mesh_id, "abbreviation", SCORE_LANGUAGE)
 
-    def rules(self, surface: str, language: str = "en") -> LinkResult | None:
+    def rules(self, surface: str, language: str = lang.PIVOT) -> LinkResult | None:
         """Steps 0 and 2-7 of the cascade: every dictionary-based step, nothing fuzzy."""
         return (
-            self.german_abbreviation(surface, language)
+            self.table_abbreviation(surface, language)
             or self.dictionary(surface)
             or self._composite(surface)
             or self._variant(surface)
@@ -333,7 +362,7 @@ class Linker:
             or self._language(surface, language)
         )
 
-    def _plain(self, surfaces: Sequence[str], fuzzy: bool = True, language: str = "en") -> list[LinkResult]:
+    def _plain(self, surfaces: Sequence[str], fuzzy: bool = True, language: str = lang.PIVOT) -> list[LinkResult]:
         results = [self.rules(s, language) for s in surfaces]
         if fuzzy:
             results = [r or self.general(s, language) for s, r in zip(surfaces, results, strict=True)]
@@ -346,7 +375,7 @@ class Linker:
     def link_many(
         self,
         surfaces: Sequence[str],
-        language: str = "en",
+        language: str = lang.PIVOT,
         context: str | None = None,
         fuzzy: bool = True,
     ) -> list[LinkResult]:
@@ -367,7 +396,7 @@ class Linker:
         return out
 
     def link(
-        self, surface: str, language: str = "en", context: str | None = None, fuzzy: bool = True
+        self, surface: str, language: str = lang.PIVOT, context: str | None = None, fuzzy: bool = True
     ) -> LinkResult:
         """Link one surface (see the module docstring for the cascade)."""
         return self.link_many([surface], language, context, fuzzy)[0]

@@ -32,10 +32,12 @@ from its first entry) are joined the same way but by exact English matches only,
 it is given (``general_join`` counts them; a word that a source names or a medical entry reads is
 left out).
 
-German: the manifest's ``german_forms`` counts the generated German forms of ``german_index``
-(inflected German names, German spellings of English names; ``medgraph.ontology.vocabulary``) and
-``german_abbreviations`` records the curated German clinical abbreviation table (source, licence,
-rows, rows whose MeSH ID is in the vocabulary); the table's size is part of the fingerprint.
+Languages with generated forms or a curated abbreviation table (their packs' ``lexicon``: German):
+the manifest's ``<vocabulary_name>_forms`` (``german_forms``) counts the generated forms of
+``Vocabulary.forms_index`` (inflected German names, German spellings of English names;
+``medgraph.ontology.vocabulary``) and ``<vocabulary_name>_abbreviations`` (``german_abbreviations``)
+records the curated clinical abbreviation table (source, licence, rows, rows whose MeSH ID is in the
+vocabulary); each table's size is part of the fingerprint.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from medgraph import lang
 from medgraph.config.models import MedGraphConfig, VocabularyConfig, VocabularySource
 from medgraph.ontology.categories import category_from_trees
 from medgraph.ontology.cedict import PACKAGE_PATH as CEDICT_PATH
@@ -107,7 +110,7 @@ class _Acc:
             rank = RANK_NAME if row.kind == "name" else RANK_SYNONYM
             per_lang = self.names[row.mesh_id].setdefault(row.lang, {})
             per_lang[row.value] = min(rank, per_lang.get(row.value, rank))
-            if rank == RANK_NAME and row.lang == "en":
+            if rank == RANK_NAME and row.lang == lang.PIVOT:
                 self.preferred.setdefault(row.mesh_id, row.value)
 
 
@@ -119,7 +122,7 @@ def _english_keys(acc: _Acc) -> EnglishKeys:
     exact: dict[str, set[str]] = defaultdict(set)
     norm: dict[str, set[str]] = defaultdict(set)
     for mesh_id, per_lang in acc.names.items():
-        for term in per_lang.get("en", {}):
+        for term in per_lang.get(lang.PIVOT, {}):
             exact[match_key(term)].add(mesh_id)
             norm[norm_key(term)].add(mesh_id)
     return exact, norm
@@ -152,26 +155,26 @@ def _lookup(english: str, exact: dict[str, set[str]], norm: dict[str, set[str]])
 
 
 def join_translations(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, int]]:
-    """Attach each translated term to the one descriptor its English name names; counts per lang."""
+    """Attach each translated term to the one descriptor its English name names; counts per language."""
     if not acc.via_en:
         return {}
     exact, norm = english
     stats: dict[str, Counter[str]] = defaultdict(Counter)
     joined: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for lang, term, english in acc.via_en:
-        stats[lang]["pairs"] += 1
+    for language, term, english in acc.via_en:
+        stats[language]["pairs"] += 1
         ids = _lookup(english, exact, norm)
         if len(ids) != 1:
-            stats[lang]["ambiguous" if ids else "unmatched"] += 1
+            stats[language]["ambiguous" if ids else "unmatched"] += 1
             continue
         mesh_id = next(iter(ids))
-        joined[lang].add((mesh_id, term))
-        per_lang = acc.names[mesh_id].setdefault(lang, {})
+        joined[language].add((mesh_id, term))
+        per_lang = acc.names[mesh_id].setdefault(language, {})
         per_lang.setdefault(term, RANK_SYNONYM)
-    for lang, pairs in joined.items():
-        stats[lang]["terms"] = len(pairs)
-        stats[lang]["ids"] = len({m for m, _ in pairs})
-    return {lang: dict(sorted(c.items())) for lang, c in sorted(stats.items())}
+    for language, pairs in joined.items():
+        stats[language]["terms"] = len(pairs)
+        stats[language]["ids"] = len({m for m, _ in pairs})
+    return {language: dict(sorted(c.items())) for language, c in sorted(stats.items())}
 
 
 # MeSH branches a medical dictionary word may name: anatomy, organisms, diseases, chemicals and
@@ -202,64 +205,66 @@ def _dictionary_reading(
 def _best_readings(
     pairs: Pairs, acc: _Acc, english: EnglishKeys, stats: dict[str, Counter[str]], exact_only: bool = False
 ) -> dict[tuple[str, str], set[str]]:
-    """(lang, term) → the descriptors of the term's best-ranked reading that names one descriptor of
+    """(language, term) → the descriptors of the term's best-ranked reading that names one descriptor of
     a medical branch (more than one: a tie between readings)."""
     exact, norm = english[0], None if exact_only else english[1]
     best: dict[tuple[str, str], tuple[int, set[str]]] = {}
-    for lang, term, translation, rank in pairs:
-        stats[lang]["pairs"] += 1
+    for language, term, translation, rank in pairs:
+        stats[language]["pairs"] += 1
         ids, penalty = _dictionary_reading(translation, exact, norm)
         if len(ids) != 1:
-            stats[lang]["unmatched"] += 1
+            stats[language]["unmatched"] += 1
             continue
         if not any(t.startswith(_DICTIONARY_TREES) for t in acc.trees.get(next(iter(ids)), ())):
-            stats[lang]["outside_medicine"] += 1
+            stats[language]["outside_medicine"] += 1
             continue
         rank += penalty
-        top = best.get((lang, term))
+        top = best.get((language, term))
         if top is None or rank < top[0]:
-            best[(lang, term)] = (rank, set(ids))
+            best[(language, term)] = (rank, set(ids))
         elif rank == top[0]:
             top[1].update(ids)  # a tie: the word becomes ambiguous if the descriptors differ
     return {key: ids for key, (_, ids) in best.items()}
 
 
-# dictionaries without subject labels (CC-CEDICT): an English match must be exact, as for the
-# general German words (a normalised key would join "element" to Elements)
-EXACT_ONLY_LANGS = frozenset({"zh"})
+def _exact_only(language: str) -> bool:
+    """Whether the dictionary of ``language`` has no subject labels (CC-CEDICT), so an English match
+    must be exact, as for the general German words (a normalised key would join "element" to
+    Elements): the pack's ``lexicon.exact_join``."""
+    return lang.get_or_pivot(language).lexicon.exact_join
 
 
 def join_dictionary(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, int]]:
     """Attach each dictionary word to the descriptor of its best-ranked joined reading."""
     if not acc.dictionary:
         return {}
-    langs = {lang for lang, *_ in acc.dictionary}
-    taken: dict[tuple[str, str], set[str]] = defaultdict(set)  # (lang, match_key) → descriptors
+    langs = {language for language, *_ in acc.dictionary}
+    taken: dict[tuple[str, str], set[str]] = defaultdict(set)  # (language, match_key) → descriptors
     for mesh_id, per_lang in acc.names.items():
-        for lang in langs.intersection(per_lang):
-            for term in per_lang[lang]:
-                taken[(lang, match_key(term))].add(mesh_id)
+        for language in langs.intersection(per_lang):
+            for term in per_lang[language]:
+                taken[(language, match_key(term))].add(mesh_id)
     stats: dict[str, Counter[str]] = defaultdict(Counter)
     added: dict[str, set[str]] = defaultdict(set)
-    labelled = [p for p in acc.dictionary if p[0] not in EXACT_ONLY_LANGS]
-    unlabelled = [p for p in acc.dictionary if p[0] in EXACT_ONLY_LANGS]
+    labelled = [p for p in acc.dictionary if not _exact_only(p[0])]
+    unlabelled = [p for p in acc.dictionary if _exact_only(p[0])]
     readings = _best_readings(labelled, acc, english, stats)
     readings.update(_best_readings(unlabelled, acc, english, stats, exact_only=True))
-    for (lang, term), ids in readings.items():
+    for (language, term), ids in readings.items():
         if len(ids) != 1:
-            stats[lang]["ambiguous"] += 1
+            stats[language]["ambiguous"] += 1
             continue
         mesh_id = next(iter(ids))
-        if taken.get((lang, match_key(term)), {mesh_id}) != {mesh_id}:
-            stats[lang]["conflicts"] += 1
+        if taken.get((language, match_key(term)), {mesh_id}) != {mesh_id}:
+            stats[language]["conflicts"] += 1
             continue
-        if term not in acc.names[mesh_id].setdefault(lang, {}):
-            acc.names[mesh_id][lang][term] = RANK_DICTIONARY
-            stats[lang]["terms"] += 1
-            added[lang].add(mesh_id)
-    for lang, ids in added.items():
-        stats[lang]["ids"] = len(ids)
-    return {lang: dict(sorted(c.items())) for lang, c in sorted(stats.items())}
+        if term not in acc.names[mesh_id].setdefault(language, {}):
+            acc.names[mesh_id][language][term] = RANK_DICTIONARY
+            stats[language]["terms"] += 1
+            added[language].add(mesh_id)
+    for language, ids in added.items():
+        stats[language]["ids"] = len(ids)
+    return {language: dict(sorted(c.items())) for language, c in sorted(stats.items())}
 
 
 def join_general(acc: _Acc, english: EnglishKeys) -> tuple[Index, dict[str, int]]:
@@ -273,25 +278,30 @@ def join_general(acc: _Acc, english: EnglishKeys) -> tuple[Index, dict[str, int]
     known.update(match_key(term) for _, term, _, _ in acc.dictionary)
     stats: dict[str, Counter[str]] = defaultdict(Counter)
     found: dict[str, set[str]] = defaultdict(set)
-    for (lang, term), ids in _best_readings(acc.general, acc, english, stats, exact_only=True).items():
+    for (language, term), ids in _best_readings(acc.general, acc, english, stats, exact_only=True).items():
         key = match_key(term)
         if len(ids) != 1:
-            stats[lang]["ambiguous"] += 1
+            stats[language]["ambiguous"] += 1
         elif key in known:
-            stats[lang]["named"] += 1
+            stats[language]["named"] += 1
         else:
             found[key].update(ids)  # two spellings of one key may read two descriptors
     index = {key: tuple(ids) for key, ids in found.items() if len(ids) == 1}
-    counts = stats["de"] | Counter(terms=len(index), ids=len({ids[0] for ids in index.values()}))
+    words = sum(stats.values(), Counter())  # the general words' languages together (Ding's: German)
+    counts = words | Counter(terms=len(index), ids=len({ids[0] for ids in index.values()}))
     return index, dict(sorted(counts.items()))
 
 
-def config_fingerprint(cfg: VocabularyConfig) -> str:
-    """Hash of the format version, the German abbreviation table's size and the source list (kinds,
-    paths, flags, file sizes): a cache key."""
-    from medgraph.lang.de.abbreviations import GERMAN_ABBREVIATIONS
+def _abbreviation_packs() -> list[lang.LanguagePack]:
+    """The packs with a curated abbreviation table, built-ins first."""
+    return [p for p in lang.packs() if p.lexicon.abbreviations is not None]
 
-    parts: list[Any] = [FORMAT_VERSION, GERMAN_ABBREVIATIONS.stat().st_size]
+
+def config_fingerprint(cfg: VocabularyConfig) -> str:
+    """Hash of the format version, the curated abbreviation tables' sizes and the source list (kinds,
+    paths, flags, file sizes): a cache key."""
+    tables = [p.lexicon.abbreviations.path.stat().st_size for p in _abbreviation_packs() if p.lexicon.abbreviations]
+    parts: list[Any] = [FORMAT_VERSION, *tables]
     for s in cfg.sources:
         sizes = [p.stat().st_size for p in resolve_paths(s.path)]
         parts.append([s.kind, s.path, s.optional, sizes])
@@ -321,8 +331,8 @@ def _load_source(acc: _Acc, source: VocabularySource) -> dict[str, Any]:
 
 def _ordered_names(per_lang: dict[str, dict[str, int]]) -> dict[str, list[str]]:
     return {
-        lang: [t for t, _ in sorted(terms.items(), key=lambda kv: kv[1])]
-        for lang, terms in sorted(per_lang.items())
+        language: [t for t, _ in sorted(terms.items(), key=lambda kv: kv[1])]
+        for language, terms in sorted(per_lang.items())
     }
 
 
@@ -334,18 +344,18 @@ def _assemble(acc: _Acc) -> tuple[dict[str, Entity], list[Term]]:
         name = acc.preferred.get(mesh_id) or next(iter(n[0] for n in names.values() if n), mesh_id)
         trees = sorted(acc.trees.get(mesh_id, []))
         entities[mesh_id] = Entity(mesh_id, name, category_from_trees(trees), trees, names)
-        for lang, per_lang in acc.names[mesh_id].items():
-            terms.extend((t, lang, mesh_id, rank, 0) for t, rank in per_lang.items())
+        for language, per_lang in acc.names[mesh_id].items():
+            terms.extend((t, language, mesh_id, rank, 0) for t, rank in per_lang.items())
     for (surface, mesh_id), n in sorted(acc.mined.items()):
         if mesh_id in entities:
-            terms.append((surface, "en", mesh_id, RANK_MINED, n))
+            terms.append((surface, lang.PIVOT, mesh_id, RANK_MINED, n))
     return entities, terms
 
 
 def _counts(entities: dict[str, Entity], terms: list[Term]) -> dict[str, Any]:
     ids_by_lang: Counter[str] = Counter()
     for e in entities.values():
-        ids_by_lang.update(lang for lang, names in e.names.items() if names)
+        ids_by_lang.update(language for language, names in e.names.items() if names)
     return {
         "entities": len(entities),
         "terms": len(terms),
@@ -380,8 +390,12 @@ def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
         entities.values())
     manifest["glossary"] = vocab._glossary.manifest
     _ = vocab.exact_index, vocab.norm_index, vocab.surface_table
-    manifest["german_forms"] = german_forms_summary(vocab)
-    manifest["german_abbreviations"] = german_abbreviations_summary(vocab)
+    for pack in lang.packs():
+        name = pack.lexicon.vocabulary_name or pack.code
+        if pack.lexicon.generates_forms:
+            manifest[f"{name}_forms"] = forms_summary(vocab, pack)
+        if pack.lexicon.abbreviations is not None:
+            manifest[f"{name}_abbreviations"] = abbreviations_summary(vocab, pack)
     manifest["build_seconds"] = round(time.perf_counter() - t0, 2)
     log.info(
         "built vocabulary: %d entities, %d terms in %.1fs",
@@ -392,25 +406,28 @@ def build_vocabulary(cfg: VocabularyConfig) -> Vocabulary:
     return vocab
 
 
-def german_forms_summary(vocab: Vocabulary) -> dict[str, Any]:
-    """How many generated German forms the vocabulary holds, and for how many descriptors."""
-    index = vocab.german_index
+def forms_summary(vocab: Vocabulary, pack: lang.LanguagePack) -> dict[str, Any]:
+    """How many generated forms the vocabulary holds for ``pack``'s language, for how many
+    descriptors, and the functions that generate them."""
+    index = vocab.forms_index(pack.code)
+    hooks = [f for f in (pack.lexicon.inflections, pack.lexicon.spellings) if f is not None]
     return {
         "forms": len(index),
         "ids": len({ids[0] for ids in index.values()}),
-        "rules": "medgraph.lang.de.morphology (german_inflections, german_spellings)",
+        "rules": f"{hooks[0].__module__} ({', '.join(f.__name__ for f in hooks)})",
     }
 
 
-def german_abbreviations_summary(vocab: Vocabulary) -> dict[str, Any]:
-    """Provenance of the curated German clinical abbreviation table and how much of it resolves."""
-    from medgraph.lang.de.abbreviations import GERMAN_ABBREVIATIONS, german_abbreviations
-
-    table = german_abbreviations()
+def abbreviations_summary(vocab: Vocabulary, pack: lang.LanguagePack) -> dict[str, Any]:
+    """Provenance of ``pack``'s curated clinical abbreviation table and how much of it resolves."""
+    spec = pack.lexicon.abbreviations
+    if spec is None:
+        return {}
+    table = spec.read()
     return {
-        "path": f"pkg:{GERMAN_ABBREVIATIONS.name}",
-        "source": "written for this project from general German clinical usage (not from a corpus)",
-        "licence": "Apache-2.0 (this repository)",
+        "path": f"pkg:{spec.path.name}",
+        "source": spec.source,
+        "licence": spec.licence,
         "rows": len(table),
         "resolved": sum(1 for row in table.values() if row.mesh_id in vocab),
     }
@@ -428,8 +445,7 @@ def build_summary(vocab: Vocabulary) -> dict[str, Any]:
         "translation_join",
         "dictionary_join",
         "general_join",
-        "german_forms",
-        "german_abbreviations",
+        *(f"{p.lexicon.vocabulary_name or p.code}_{part}" for p in lang.packs() for part in ("forms", "abbreviations")),
         "categories",
         "build_seconds",
         "fingerprint",

@@ -15,8 +15,8 @@ it is listed under first, or not at all. An entry is not read when that first gl
 (``to …``), a measure word or reference (``CL:``, ``see …``, ``variant of …``, ``abbr. for …``),
 a surname, or marked as slang, dialect, literary or Taiwanese usage; nor when its pinyin has a
 capital letter (a proper name: a place, a person, a brand), nor when the headword is shorter than two
-characters or holds anything but Chinese characters, nor when the English is a word of the
-gazetteer's English stop list (``可能`` possible, ``方法`` method).
+characters or holds anything but Chinese characters, nor when the English is an entity stop word of
+the pivot language's pack (``可能`` possible, ``方法`` method).
 
 ``read_cedict`` yields ``(chinese, english, rank)`` pairs (rank 0: one reading per word); the
 vocabulary build joins the English side to MeSH like the German dictionary's words
@@ -32,8 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, NamedTuple
 
+from medgraph import lang
 from medgraph.text.keys import match_key
-from medgraph.text.stopwords import STOP_EN
 
 _ENTRY = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 _CJK_ONLY = re.compile(r"^[\u4e00-\u9fff]{2,}$")
@@ -76,11 +76,12 @@ def _entries(fh: IO[str]) -> Iterator[tuple[str, str, str]]:
 def read_cedict(fh: IO[str]) -> Iterator[CedictPair]:
     """``(simplified headword, English primary sense, 0)`` for every entry that can name a thing."""
     seen: set[str] = set()
+    stop = lang.pivot().lexicon.stop_words  # the English glosses' stop words
     for simplified, pinyin, glosses in _entries(fh):
         if simplified in seen or not _CJK_ONLY.match(simplified) or any(c.isupper() for c in pinyin):
             continue
         english = primary_sense(glosses)
-        if english and match_key(english) not in STOP_EN:  # 可能 "possible", 方法 "method"
+        if english and match_key(english) not in stop:  # 可能 "possible", 方法 "method"
             seen.add(simplified)  # a word's first entry is its main one
             yield CedictPair(simplified, english, 0)
 

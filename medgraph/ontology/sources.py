@@ -16,7 +16,8 @@ Kinds:
 - ``mesh_translation_xml``: a translated MeSH in the NLM descriptor XML layout (``DescriptorRecord``
   with ``DescriptorUI``, ``DescriptorName/String`` and ``ConceptList/.../Term/String``), as the
   German MeSH of ZB MED (formerly DIMDI) is distributed; the language is the root's
-  ``LanguageCode`` (``ger`` → de, ``chi`` → zh) or else the source's ``lang``.
+  ``LanguageCode`` as the language packs' ``record_codes`` read it (``ger`` → de, ``chi`` → zh), or
+  else the source's ``lang``, or else the pack whose ``lexicon.source_kinds`` names the kind.
 - ``translation_pairs``: TSV ``lang, term, en_term, source``: a term paired with an English name;
   the build joins ``en_term`` to the English MeSH names (see ``medgraph.ontology.build``).
 - ``babelon``: an HPO Babelon translation table (``source_value`` English label,
@@ -49,6 +50,8 @@ from pathlib import Path
 from typing import IO, NamedTuple, cast
 
 from medgraph.config.models import VocabularySource
+from medgraph.lang import PIVOT, by_record_code
+from medgraph.lang import packs as language_packs
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +69,7 @@ class Row(NamedTuple):
     kind: str
     mesh_id: str
     value: str
-    lang: str = "en"
+    lang: str = PIVOT
     n: int = 0
     en: str = ""
 
@@ -104,6 +107,12 @@ def _open_binary(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
+def kind_language(kind: str) -> str:
+    """The language of a source kind's words when the source does not say (Ding's dictionary: German,
+    CC-CEDICT: Chinese): the pack whose ``lexicon.source_kinds`` names it, else the pivot."""
+    return next((p.code for p in language_packs() if kind in p.lexicon.source_kinds), PIVOT)
+
+
 def read_source(source: VocabularySource) -> Iterator[Row]:
     """All rows of one source (all files of a glob); raises FileNotFoundError when none exist."""
     paths = resolve_paths(source.path)
@@ -111,7 +120,7 @@ def read_source(source: VocabularySource) -> Iterator[Row]:
         raise FileNotFoundError(f"vocabulary source {source.kind}: no file at {source.path}")
     for path in paths:
         if source.kind == "mesh_translation_xml":
-            yield from read_mesh_translation_xml(path, source.lang or "de")
+            yield from read_mesh_translation_xml(path, source.lang or kind_language(source.kind))
         else:
             yield from _READERS[source.kind](path)
 
@@ -183,15 +192,12 @@ def read_multilingual_terms(path: Path) -> Iterator[Row]:
             yield Row(kind, mesh_id.strip(), term.strip(), lang.strip())
 
 
-_LANGUAGE_CODES = {"ger": "de", "deu": "de", "de": "de", "chi": "zh", "zho": "zh", "zh": "zh", "eng": "en"}
-
-
 def read_mesh_translation_xml(path: Path, lang: str) -> Iterator[Row]:
     """Names and terms of a translated MeSH descriptor XML, in ``lang`` (or the root's code)."""
     with _open_binary(path) as fh:
         context = ET.iterparse(fh, events=("start", "end"))
         _, root = next(context)
-        lang = _LANGUAGE_CODES.get((root.get("LanguageCode") or "").lower(), lang)
+        lang = by_record_code(root.get("LanguageCode") or "") or lang
         for event, elem in context:
             if event != "end" or elem.tag != "DescriptorRecord":
                 continue
@@ -230,7 +236,7 @@ def read_babelon(path: Path) -> Iterator[Row]:
         for rec in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
             keys = ("translation_language", "translation_value", "source_value")
             lang, term, en = ((rec.get(k) or "").strip() for k in keys)
-            if lang and term and en and (rec.get("source_language") or "en") == "en":
+            if lang and term and en and (rec.get("source_language") or PIVOT) == PIVOT:
                 yield Row("via_en", "", term, lang, en=en)
 
 
@@ -239,19 +245,21 @@ def read_ding_dictionary(path: Path) -> Iterator[Row]:
     (``dictionary`` rows), then the other entries' (``general`` rows)."""
     from medgraph.ontology.ding import read_ding, read_ding_general
 
+    language = kind_language("ding")
     for kind, reader in (("dictionary", read_ding), ("general", read_ding_general)):
         with _open_text(path) as fh:
             for pair in reader(fh):
-                yield Row(kind, "", pair.german, "de", n=pair.rank, en=pair.english)
+                yield Row(kind, "", pair.german, language, n=pair.rank, en=pair.english)
 
 
 def read_cedict_dictionary(path: Path) -> Iterator[Row]:
     """Chinese words of CC-CEDICT with the English of their primary sense (``dictionary`` rows)."""
     from medgraph.ontology.cedict import read_cedict
 
+    language = kind_language("cedict")
     with _open_text(path) as fh:
         for pair in read_cedict(fh):
-            yield Row("dictionary", "", pair.chinese, "zh", n=pair.rank, en=pair.english)
+            yield Row("dictionary", "", pair.chinese, language, n=pair.rank, en=pair.english)
 
 
 def read_pubtator(path: Path) -> Iterator[Row]:
@@ -267,7 +275,7 @@ def read_pubtator(path: Path) -> Iterator[Row]:
                 for surface, mesh_id in _mention_pairs(ann.surface, ann.ids, ann.parts):
                     counts[(surface, mesh_id)] += 1
     for (surface, mesh_id), n in sorted(counts.items()):
-        yield Row("mined", mesh_id, surface, "en", n)
+        yield Row("mined", mesh_id, surface, PIVOT, n)
 
 
 def _mention_pairs(surface: str, ids: list[str], parts: list[str]) -> list[tuple[str, str]]:

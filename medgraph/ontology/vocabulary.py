@@ -5,16 +5,18 @@ Output: ``entities`` (MeSH ID → ``Entity`` with per-language names), ``terms``
 with language, rank and mined count), and two lookup indices used by NER and linking:
 ``exact_index`` (``match_key`` → ranked MeSH IDs) and ``norm_index`` (``norm_key`` → ranked IDs),
 plus ``surface_table`` (``match_key`` → acronym spellings, and whether a non-acronym surface
-shares the key) which the gazetteer uses for case-sensitive acronyms, and ``german_index``
-(generated German forms → MeSH IDs: inflected German names and German spellings of English
-Latin/Greek names, ``medgraph.lang.de.morphology``; forms that are already keys, stop words or shared by
-two descriptors are left out), which the gazetteer and the linker use for German text only. German
-dictionary words (``RANK_DICTIONARY``, the ``ding`` source) are in ``german_index`` only, with their
-inflections, never in the three shared lookups; Chinese ones (the ``cedict`` source) are in
-``chinese_words`` only (derived from the terms on first use, not saved). The other four are computed
-at build time and saved with the vocabulary, with ``general_words``: German everyday nouns of the
-same dictionary joined to MeSH (Ratte → Rats), which only the linker reads, for German spans it is
-given.
+shares the key) which the gazetteer uses for case-sensitive acronyms, and per language whose pack
+generates forms (``LexiconRules.inflections`` / ``spellings``; German) ``forms_index(language)``:
+generated forms → MeSH IDs (inflected names of the language, its spellings of English Latin/Greek
+names, ``medgraph.lang.de.morphology``; forms that are already keys, stop words or shared by two
+descriptors are left out), which the gazetteer and the linker use for text in that language only.
+Dictionary words (``RANK_DICTIONARY``) of such a language (the ``ding`` source) are in its forms
+index only, with their inflections, never in the three shared lookups; those of a language whose
+pack matches them on word boundaries (``LexiconRules.dictionary_words``: the ``cedict`` source) are in
+``dictionary_words(language)`` only (derived from the terms on first use, not saved). The other
+four are computed at build time and saved with the vocabulary (the forms index under the pack's
+``vocabulary_name``), with ``general_words``: German everyday nouns of the same dictionary joined to
+MeSH (Ratte → Rats), which only the linker reads, for German spans it is given.
 
 On disk (``save(dir)``): ``vocab.pkl`` (one pickle holding entities, terms and both indices; loads
 in about a second for the full MeSH) and ``manifest.json`` (sources, counts per language).
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medgraph import lang
 from medgraph.ontology.glossary import Glossary
 from medgraph.schemas import Entity
 from medgraph.text.keys import match_key, norm_key
@@ -104,38 +107,39 @@ def build_index(terms: Iterable[Term], key: Callable[[str], str]) -> Index:
     return {k: _rank_ids(v) for k, v in acc.items()}
 
 
-# German forms never generated: generic words that are also MeSH names (the gazetteer's English
-# stop list covers the English spellings they come from), and false friends, whose German
-# spelling means something else in a clinical letter (Ambulanz: outpatient clinic, not ambulance;
-# Kultur: a microbial culture, not MeSH Culture; Plastik: a surgical repair; Projektion: an imaging
-# projection, not the defence mechanism)
-GERMAN_FORM_STOP = frozenset(
-    "patienten patient therapie therapien diagnose diagnosen analyse analysen methode methoden studie "
-    "studien kontrolle kontrollen gruppe gruppen rate raten risiko form formen art arten rat "
-    "ambulanz ambulanzen kultur kulturen plastik plastiken projektion projektionen".split()
-)
-
-
-def build_german_index(terms: Iterable[Term], exact: Index) -> Index:
-    """Generated German form → the IDs of the name it comes from (see the module docstring)."""
-    from medgraph.lang.de.morphology import german_inflections, german_spellings
-    from medgraph.text.stopwords import STOP_DE, STOP_EN
-
+def build_forms_index(terms: Iterable[Term], exact: Index, language: str) -> Index:
+    """Generated form → the IDs of the name it comes from, for text in ``language``: its pack's
+    inflections of the language's names (and its dictionary words as they are) and its spellings of
+    the pivot language's names (see the module docstring)."""
+    lexicon = lang.get(language).lexicon
+    stop = lang.pivot().lexicon.stop_words | lexicon.stop_words  # the source key: neither language's stop word
+    never = lexicon.form_stop_words | lexicon.stop_words
     found: dict[str, set[str]] = defaultdict(set)
     readings: dict[str, tuple[str, ...]] = {}
-    for surface, lang, mesh_id, rank, _count in terms:
-        if rank == RANK_MINED or lang not in ("de", "en") or is_acronym(surface):
+    for surface, term_language, mesh_id, rank, _count in terms:
+        if rank == RANK_MINED or is_acronym(surface):
+            continue
+        if term_language == language:
+            generate = lexicon.inflections
+        elif term_language == lang.PIVOT:
+            generate = lexicon.spellings
+        else:
             continue
         key = match_key(surface)
         ids = (mesh_id,) if rank == RANK_DICTIONARY else exact.get(key)
-        if not ids or key in STOP_EN or key in STOP_DE:
+        if not ids or key in stop:
             continue
         own = [key] if rank == RANK_DICTIONARY else []
-        for form in own + (german_inflections(surface) if lang == "de" else german_spellings(surface)):
-            if form not in exact and form not in GERMAN_FORM_STOP and form not in STOP_DE:
+        for form in own + (generate(surface) if generate is not None else []):
+            if form not in exact and form not in never:
                 found[form].add(ids[0])
                 readings.setdefault(form, ids)
     return {form: readings[form] for form, first in found.items() if len(first) == 1}
+
+
+def _forms_packs() -> list[lang.LanguagePack]:
+    """The packs whose text gets generated forms, built-ins first."""
+    return [p for p in lang.packs() if p.lexicon.generates_forms]
 
 
 @dataclass
@@ -146,12 +150,14 @@ class Vocabulary:
     _exact: Index | None = field(default=None, repr=False)
     _norm: Index | None = field(default=None, repr=False)
     _surfaces: SurfaceTable | None = field(default=None, repr=False)
-    _german: Index | None = field(default=None, repr=False)
+    # language -> its generated forms (``forms_index``); replaced, never changed in place, when one is added
+    _forms: dict[str, Index] = field(default_factory=dict, repr=False)
     directory: str = ""  # where it was loaded from ("" when built in memory): derived caches go there
     # German everyday words from a general dictionary (``match_key`` → descriptor): read only by the
     # linker, for a German span it is given (``Linker.general``), never by the gazetteer
     general_words: Index = field(default_factory=dict, repr=False)
-    _chinese: Index | None = field(default=None, repr=False)
+    # language -> its dictionary words (``dictionary_words``), replaced like ``_forms``
+    _words: dict[str, Index] = field(default_factory=dict, repr=False)
     _glossary: Glossary | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
@@ -180,8 +186,8 @@ class Vocabulary:
         return self._norm
 
     def shared_terms(self) -> list[Term]:
-        """The terms every language's lookups use: all but the dictionary words (German and Chinese
-        text only)."""
+        """The terms every language's lookups use: all but the dictionary words (read in text of
+        their own language only)."""
         return [t for t in self.terms if t[3] != RANK_DICTIONARY]
 
     @property
@@ -190,24 +196,38 @@ class Vocabulary:
             self._surfaces = build_surface_table(self.shared_terms())
         return self._surfaces
 
+    def forms_index(self, language: str) -> Index:
+        """The generated forms for text in ``language`` (empty when its pack generates none)."""
+        if language not in self._forms:
+            index = build_forms_index(self.terms, self.exact_index, language) if (
+                lang.is_known(language) and lang.get(language).lexicon.generates_forms) else {}
+            self._forms = {**self._forms, language: index}
+        return self._forms[language]
+
+    def dictionary_words(self, language: str) -> Index:
+        """The dictionary words of ``language`` (``match_key`` → descriptor) for a pack that indexes
+        them on their own (``LexiconRules.dictionary_words``; the ``cedict`` source): linked in spans
+        of that language and matched by the gazetteer in its text on word boundaries only."""
+        if language not in self._words:
+            words = [t for t in self.terms if t[3] == RANK_DICTIONARY and t[1] == language]
+            self._words = {**self._words, language: build_index(words, match_key)}
+        return self._words[language]
+
     @property
     def german_index(self) -> Index:
-        if self._german is None:
-            self._german = build_german_index(self.terms, self.exact_index)
-        return self._german
+        """The generated forms of the first pack that has them (German)."""
+        packs = _forms_packs()
+        return self.forms_index(packs[0].code) if packs else {}
 
     @property
     def chinese_words(self) -> Index:
-        """Chinese dictionary words (``cedict``; ``match_key`` → descriptor): linked in Chinese spans
-        and matched by the gazetteer in Chinese text on word boundaries only."""
-        if self._chinese is None:
-            words = [t for t in self.terms if t[3] == RANK_DICTIONARY and t[1] == "zh"]
-            self._chinese = build_index(words, match_key)
-        return self._chinese
+        """The dictionary words of the first pack that indexes them on their own (Chinese)."""
+        code = next((p.code for p in lang.packs() if p.lexicon.dictionary_words is not None), None)
+        return self.dictionary_words(code) if code is not None else {}
 
     @property
     def glossary(self) -> Glossary:
-        """The German and Chinese word glossary for query translation (``medgraph.ontology.glossary``):
+        """The word glossary for query translation (``medgraph.ontology.glossary``):
         built with the vocabulary, read from its directory on first use (empty without one)."""
         if self._glossary is None:
             self._glossary = Glossary.load(self.directory) if self.directory else Glossary()
@@ -232,7 +252,7 @@ class Vocabulary:
             "exact": self.exact_index,
             "norm": self.norm_index,
             "surfaces": self.surface_table,
-            "german": self.german_index,
+            **{p.lexicon.vocabulary_name: self.forms_index(p.code) for p in _forms_packs() if p.lexicon.vocabulary_name},
             "general": self.general_words,
         }
         tmp = out / "vocab.pkl.tmp"
@@ -259,10 +279,12 @@ class Vocabulary:
         }
         manifest_path = src / "manifest.json"
         manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+        forms = {p.code: state[p.lexicon.vocabulary_name] for p in _forms_packs()
+                 if p.lexicon.vocabulary_name and p.lexicon.vocabulary_name in state}
         vocab = cls(
-            entities, state["terms"], manifest, state["exact"], state["norm"], state["surfaces"], state["german"], str(src),
-            state["general"],
-        )  # chinese_words is derived from the terms on first use
+            entities, state["terms"], manifest, _exact=state["exact"], _norm=state["norm"], _surfaces=state["surfaces"],
+            _forms=forms, directory=str(src), general_words=state["general"],
+        )  # the dictionary words are derived from the terms on first use
         log.info("loaded vocabulary %s: %d entities in %.2fs", src, len(entities), time.perf_counter() - t0)
         return vocab
 

@@ -14,12 +14,12 @@ import pytest
 
 from medgraph.config.models import LinkingConfig, VocabularyConfig, VocabularySource
 from medgraph.extract.ner import GazetteerNER
+from medgraph.lang.de.morphology import noun_bases
 from medgraph.link.linker import Linker
 from medgraph.ontology.build import DING_PATH, build_summary, build_vocabulary
 from medgraph.ontology.ding import read_ding, read_ding_general
 from medgraph.ontology.vocabulary import Vocabulary
 from medgraph.text.keys import match_key
-from medgraph.text.variants import noun_bases
 from tests.helpers import FIXTURES, unavailable
 
 XML = FIXTURES / "mesh" / "desc_fixture.xml"

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from medgraph.lang.sections.lexicon import AbbreviationTable
+
 GERMAN_ABBREVIATIONS = (
     Path(__file__).resolve().parents[2] / "ontology" / "data" / "de_clinical_abbreviations.tsv"
 )
@@ -43,3 +45,11 @@ def german_abbreviations(path: str | None = None) -> dict[str, TableAbbreviation
                 TableAbbreviation(short, mesh_id, rec.get("german") or "", rec.get("mesh_heading") or ""),
             )
     return out
+
+
+TABLE = AbbreviationTable(
+    path=GERMAN_ABBREVIATIONS,
+    read=german_abbreviations,
+    source="written for this project from general German clinical usage (not from a corpus)",
+    licence="Apache-2.0 (this repository)",
+)

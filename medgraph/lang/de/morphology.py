@@ -32,6 +32,10 @@ Morphology for the German index keys and the gazetteer (general rules, no term l
   ``furosemid``, ``diabetic nephropathy`` → ``diabetische nephropathie``), each with its
   inflections; the gazetteer adds them as German-only keys.
 
+For glossing a term part by part (``medgraph.link.compose``): ``DE_MORPHEMES`` (general
+word-formation elements with their English glosses), ``de_key`` (the key a word or compound part is
+looked up by) and ``FUGEN``; ``compound_key`` builds the linker's ``GermanLexicon``. The German pack's
+lexicon section (``medgraph.lang.de.lexicon``) names these hooks.
 """
 
 from __future__ import annotations
@@ -75,7 +79,8 @@ _LOAN_ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("in", ("ine", "in")),
     ("e", ("", "e")),
 )
-# the MeSH convention that files cancers under "neoplasms" (as the English variant step does)
+
+
 def de_stem(word: str) -> str:
     """Strip one German inflection ending, keeping at least four letters."""
     for ending in _DE_ENDINGS:
@@ -342,3 +347,33 @@ class GermanLexicon:
         words = [w for w in umlaut_folded(match_key(term)).split() if w not in DE_FUNCTION_WORDS]
         parts = [p for w in words for p in (self.split(w) if w.isalpha() else [w])]
         return " ".join(sorted(parts))
+
+
+def compound_key(names: Iterable[str], full: bool) -> GermanLexicon:
+    """The compound lexicon of the vocabulary's German ``names``: Snowball stems when ``full``, else
+    the one-ending ``de_stem``."""
+    return GermanLexicon(names, stemmer="snowball" if full else "simple")
+
+
+def de_key(word: str) -> str:
+    """The key a German word or compound part is looked up by (folded, umlauts as vowels, stemmed)."""
+    return de_stem(umlaut_folded(match_key(word).replace(" ", "")))
+
+
+# general word-formation elements of German medical terms (disease heads, the neoplasm heads MeSH
+# files cancers under, deficiency / failure / calculus, course and origin modifiers), with their
+# English glosses, for glossing a compound part by part (``medgraph.link.compose``)
+_NEOPLASMS = ("neoplasms", "cancer")
+DE_MORPHEMES: dict[str, tuple[str, ...]] = {
+    "krebs": _NEOPLASMS, "karzinom": ("carcinoma", *_NEOPLASMS), "tumor": ("neoplasms", "tumor"),
+    "geschwulst": _NEOPLASMS, "mangel": ("deficiency",), "erkrankung": ("disease", "diseases"),
+    "krankheit": ("disease", "diseases"), "leiden": ("disease", "disorder"), "storung": ("disorder", "disorders"),
+    "entzundung": ("inflammation",), "stein": ("calculi", "stones"), "versagen": ("failure",),
+    "insuffizienz": ("insufficiency", "failure"), "schwache": ("weakness", "insufficiency"),
+    "blutung": ("hemorrhage",), "verletzung": ("injury", "injuries"), "syndrom": ("syndrome",),
+    "zyste": ("cyst", "cysts"), "infarkt": ("infarction",), "vergiftung": ("poisoning",),
+    "lahmung": ("paralysis",), "missbildung": ("abnormalities", "malformation"), "fehlbildung": ("abnormalities",),
+    "angeboren": ("congenital",), "erblich": ("hereditary",), "gutartig": ("benign",), "bosartig": ("malignant",),
+    "erworben": ("acquired",), "fortschreitend": ("progressive",), "wiederkehrend": ("recurrent",),
+    "neugeboren": ("neonatal", "newborn"), "kind": ("child", "childhood"), "schwangerschaft": ("pregnancy",),
+}
