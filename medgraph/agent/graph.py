@@ -55,6 +55,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypedDict
 
+from medgraph import lang
 from medgraph.generate.aspects import aspect_gap, gap_answer
 from medgraph.generate.base import Answer, disclaimer
 from medgraph.retrieve.fusion import rrf
@@ -132,7 +133,8 @@ class UserMemory(Protocol):
 
     def top_interests(self, user_id: str | None, k: int = 5) -> list[tuple[str, float]]: ...
 
-    def recall(self, user_id: str | None, mesh_ids: Sequence[str], k: int = 3, language: str = "en") -> list[Memory]: ...
+    def recall(self, user_id: str | None, mesh_ids: Sequence[str], k: int = 3,
+               language: str = lang.PIVOT) -> list[Memory]: ...
 
     def record_interests(self, user_id: str | None, mesh_ids: Sequence[str]) -> None: ...
 

@@ -8,9 +8,10 @@ retrieved, with the entity its passages name (``medgraph.agent.hops``). A **comp
 same of two things ("…in X, and which in Y?"): one hop per side, neither refers to the other.
 Everything else is ``single``: one hop, today's path.
 
-Offline tier (``RulePlanner``): sentence and clause patterns plus reference words in English,
-German and Chinese. It is deliberately conservative: a question it cannot split stays single-hop
-(the full question is always retrieved as well, so a missed split costs nothing). Model tier
+Offline tier (``RulePlanner``): sentence and clause patterns plus reference words, from the
+``plan`` section of the question's language pack (the pivot's for an unknown language). It is
+deliberately conservative: a question it cannot split stays single-hop (the full question is
+always retrieved as well, so a missed split costs nothing). Model tier
 (``DSPyPlanner``): a DSPy program on a configured LLM engine, checked, with the rules as fallback.
 """
 
@@ -19,9 +20,12 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from medgraph import lang
 from medgraph.ingest.text import split_sentences
+from medgraph.lang.sections.dialogue import PlanCues, listing
 
 log = logging.getLogger(__name__)
 
@@ -58,59 +62,26 @@ def single(question: str) -> Plan:
     return Plan("single", (SubQuery(question),))
 
 
-# --- reference words: "this drug", "dieses Medikament", "该药物"; "there", "dort", "当地" ----------
-
-_EN_DET = r"(?:this|these|such an?|such)"
-_DE_DET = r"(?:dies(?:e[mnrs]?)?|derselben?|dieselben?|dasselbe|demselben|denselben|desselben|jene[mnrs]?)"
-_REFERENCE = {
-    # determiner + the noun it points back with ("this drug", "the same combination")
-    "en": re.compile(rf"\b{_EN_DET}\s+(?!is\b|was\b|study\b|trial\b|review\b|work\b)([A-Za-z][\w-]*)", re.I),
-    "de": re.compile(rf"\b{_DE_DET}\s+(?!ist\b|war\b|Studie\b)([A-Za-zÄÖÜäöüß][\w-]*)"),
-    "zh": re.compile(r"(?:(?<!应)该|这(?=第)|这种|这一|这类|此种|(?<![因如彼从由据为])此|上述|同一|同种|这些)"),
-}
-# English "that" and "the same" refer back only after a preposition or verb ("with that dye", "given
-# the same combination"; not "the drug that …", "are they the same procedure?")
-_AFTER_WORD = {"en": re.compile(
-    r"\b(?:in|with|of|for|by|to|on|from|at|given|using|taking|receiving|about|after|under|than|into|among)\s+"
-    r"((?:that|that same|the same)\s+(?!is\b|was\b|study\b|trial\b)[A-Za-z][\w-]*)", re.I)}
-# a place named only by reference, at the end of a clause ("… audited there?")
-_THERE = {
-    "en": re.compile(r"\bthere(?=\s*[,.;:?!])", re.I),
-    "de": re.compile(r"\bdort\b"),
-    "zh": re.compile(r"(?:当地|那里|该地)"),
-}
-_IN_PLACE = {"en": "in #1", "de": "in #1", "zh": "#1"}
-
-# "In the country where …, which …?" / "In dem Land, in dem …: Welche …?" / "在…的国家，…？"
-_LEAD_CLAUSE = {
-    "en": re.compile(r"^(?P<desc>(?:In|For|Among|At)\s+the\s+[\w -]{2,40}?\s+(?:where|that|which|whose|in which)\b.+?),\s+"
-                     r"(?P<ask>(?:what|which|how|who|did|does|do|was|were|is|are)\b.+)$", re.I),
-    "de": re.compile(r"^(?P<desc>.{20,}?)[:;]\s+(?P<ask>[A-ZÄÖÜ].+)$"),
-    "zh": re.compile(r"^(?P<desc>.{8,}?)[：；]\s*(?P<ask>.+)$"),
-}
-
-# comparison: the same thing asked of two sides
-_COMPARE = {
-    "en": re.compile(r"\b(?:each|respectively|the former|the latter)\b", re.I),
-    "de": re.compile(r"\b(?:jeweils|bzw\.|beziehungsweise|Ersteren|Letzteren|ersteren|letzteren)"),
-    "zh": re.compile(r"(?:分别|各自|前者|后者)"),
-}
-# where the two sides of a comparison question split: ", and how …" / ", und welches …" / "，…"
-_SIDES = {
-    "en": re.compile(r",?\s+and\s+(?=(?:what|which|how|who|did|does|do|was|were|is|are|in|of|for|among)\b)", re.I),
-    "de": re.compile(r",?\s+(?:und|bzw\.)\s+(?=(?:was|welche[mnrs]?|wie|wer|war|waren|ist|sind|in|bei|für|unter)\b)", re.I),
-    "zh": re.compile(r"[，,]\s*(?:以及|而|和)?(?=(?:在|对|其|另一|后者|第二))"),
-}
+# --- reference words ("this drug", "dieses Medikament", "该药物"; "there", "dort", "当地") and clause
+# patterns: each language pack's ``plan`` section (medgraph.lang.sections.dialogue.PlanCues) ---------
 
 
-_ABBREVIATION = re.compile(r"\b(?:vs|e\.g|i\.e|cf|bzw|z\.\s?B|ca|Dr|Prof|Abb|vgl|etc)\.$", re.I)
+@lru_cache(maxsize=8)
+def _abbreviation_rx(abbreviations: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(rf"\b(?:{'|'.join(abbreviations)})\.$", re.I) if abbreviations else re.compile(r"(?!)")
+
+
+def _abbreviation() -> re.Pattern[str]:
+    """An abbreviation that ends a piece of text ("vs.", "bzw."): those of every registered pack."""
+    return _abbreviation_rx(tuple(dict.fromkeys(a for pack in lang.packs() for a in pack.plan.abbreviations)))
 
 
 def _sentences(text: str) -> list[str]:
     """The text's sentences, a piece that ends in an abbreviation ("vs.", "bzw.") joined to the next."""
+    abbreviation = _abbreviation()
     out: list[str] = []
     for piece in split_sentences(text):
-        if out and _ABBREVIATION.search(out[-1]):
+        if out and abbreviation.search(out[-1]):
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)
@@ -118,33 +89,34 @@ def _sentences(text: str) -> list[str]:
 
 
 class RulePlanner:
-    """The offline planner: patterns over the question's sentences, per language."""
+    """The offline planner: patterns over the question's sentences, from the language's pack."""
 
     def plan(self, question: str, language: str) -> Plan:
-        lang = language if language in _REFERENCE else "en"
+        cues = lang.get_or_pivot(language).plan
         text = " ".join(question.split())
-        return self._bridge(text, lang) or self._comparison(text, lang) or single(question)
+        return self._bridge(text, cues) or self._comparison(text, cues) or single(question)
 
-    def _bridge(self, text: str, lang: str) -> Plan | None:
+    def _bridge(self, text: str, cues: PlanCues) -> Plan | None:
         sentences = _sentences(text)
         # the first sentence after the first that refers back starts the question about #1
         for i in range(1, len(sentences)):
-            hop2 = _refer(" ".join(sentences[i:]), lang)
+            hop2 = _refer(" ".join(sentences[i:]), cues)
             if hop2 is not None:
                 return _bridge_plan(" ".join(sentences[:i]), hop2)
-        lead = _LEAD_CLAUSE[lang].match(text)
+        lead = cues.lead_clause.match(text) if cues.lead_clause is not None else None
         if lead is None:
             return None
-        hop2 = _refer(lead.group("ask"), lang)
+        hop2 = _refer(lead.group("ask"), cues)
         return _bridge_plan(lead.group("desc"), hop2) if hop2 is not None else None
 
-    def _comparison(self, text: str, lang: str) -> Plan | None:
+    def _comparison(self, text: str, cues: PlanCues) -> Plan | None:
         sentences = _sentences(text)
         ask = sentences[-1]
         context = " ".join(sentences[:-1])
-        if not _COMPARE[lang].search(text) and len(sentences) < 2:
+        compares = cues.comparison is not None and cues.comparison.search(text) is not None
+        if cues.sides is None or (not compares and len(sentences) < 2):
             return None
-        parts = [p.strip(" ,，") for p in _SIDES[lang].split(ask, maxsplit=1)]
+        parts = [p.strip(" ,，") for p in cues.sides.split(ask, maxsplit=1)]
         if len(parts) != 2 or min(len(p) for p in parts) < 8:
             return None
         hops = tuple(SubQuery(" ".join(x for x in (context, p) if x)) for p in parts)
@@ -155,20 +127,18 @@ def _bridge_plan(desc: str, hop2: str) -> Plan | None:
     return Plan("bridge", (SubQuery(desc), SubQuery(hop2))) if len(desc) >= 12 else None
 
 
-def _refer(ask: str, lang: str) -> str | None:
+def _refer(ask: str, cues: PlanCues) -> str | None:
     """``ask`` with its first back-reference replaced by ``#1`` (None when it has none)."""
-    there = _THERE[lang].search(ask)
-    ref = _REFERENCE[lang].search(ask)
-    after = _AFTER_WORD.get(lang)
-    prep = after.search(ask) if after is not None else None
+    there = cues.place.search(ask) if cues.place is not None else None
+    ref = cues.reference.search(ask) if cues.reference is not None else None
+    prep = cues.reference_after_word.search(ask) if cues.reference_after_word is not None else None
     if prep is not None and (ref is None or prep.start() < ref.start()):  # "with that dye" -> "with #1"
         return ask[: prep.start(1)] + "#1" + ask[prep.end():]
     if ref is not None:
-        # English and German: determiner and noun ("this drug" -> "#1"); Chinese: the determiner
-        # ("该药物" -> "#1药物")
+        # a determiner and its noun ("this drug" -> "#1"), or the determiner alone ("该药物" -> "#1药物")
         return ask[: ref.start()] + "#1" + ask[ref.end():]
     if there is not None:
-        return ask[: there.start()] + _IN_PLACE[lang] + ask[there.end():]
+        return ask[: there.start()] + cues.place_reference + ask[there.end():]
     return None
 
 
@@ -224,7 +194,7 @@ def _program() -> Any:
         sub-query per side. single: the question needs one passage: return it as the only sub-query."""
 
         question: str = dspy.InputField()
-        language: str = dspy.InputField(desc="the question's language: en, de or zh")
+        language: str = dspy.InputField(desc=f"the question's language: {listing(lang.codes())}")
         kind: str = dspy.OutputField(desc="single, bridge or comparison")
         sub_queries: list[str] = dspy.OutputField(desc="in order; #N refers to the answer of sub-query N")
 

@@ -5,7 +5,8 @@ linked in it, as ``(MeSH ID, surface)`` in order of mention) and the question's 
 Output: a ``Rewrite`` (the standalone question, whether it changed, the method, and the MeSH IDs
 brought in from history).
 
-``RuleRewriter`` (offline) reads at most the last 5 turns and applies per-language tables:
+``RuleRewriter`` (offline) reads at most the last 5 turns and applies the cues of the question's
+language pack (its ``rewrite`` section, ``medgraph.lang.sections.dialogue.RewriteCues``):
 
 - kind phrases: "this drug" / "dieses Medikament" / "这种药" -> the most recent drug; "this
   disease" / "diese Krankheit" / "该病" -> the most recent disease or symptom;
@@ -21,6 +22,8 @@ turn the first such mention (a question's or answer's subject comes first). Ques
 descriptors (Side Effects, Risk Factors, Therapeutics, ...) are never referents. The entity is
 named as history wrote it in the question's language when it did (a German question gets the
 German surface), else as last written. A question with no anaphora or ellipsis is returned as is.
+A question in a language no pack knows is read with the pack whose script it is written in (its
+``text.script``), else with the pivot pack.
 
 ``DSPyRewriter`` (model tier) runs a DSPy program over any DSPy LM and falls back to the rules
 when the call fails or returns nothing. ``make_rewriter(cfg, lm)`` builds the configured tier.
@@ -36,6 +39,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from medgraph import lang
+from medgraph.lang import LanguagePack
+from medgraph.lang.sections.dialogue import listing
 from medgraph.ontology.categories import category_from_trees
 from medgraph.schemas import DISEASE, DRUG, SYMPTOM
 
@@ -69,97 +75,11 @@ class Rewriter(Protocol):
     def rewrite(self, question: str, history: Sequence[Turn], language: str) -> Rewrite: ...
 
 
-# --- the rule tables -----------------------------------------------------------------------
+# --- the rule tables: each language pack's ``rewrite`` section (medgraph.lang.sections.dialogue) ---
 
 ANY = "any"  # a pronoun refers to an entity of any kind
 KINDS: dict[str, frozenset[str]] = {DRUG: frozenset({DRUG}), DISEASE: frozenset({DISEASE, SYMPTOM})}
 
-
-@dataclass(frozen=True)
-class LanguageRules:
-    """The anaphora and ellipsis patterns of one language (see the module docstring)."""
-
-    kind_phrases: dict[str, str]  # entity kind -> pattern of a phrase that refers to one
-    possessive: str  # group "det" (the possessive), group "noun" (what it owns)
-    pronouns: dict[str, str]  # pattern -> replacement template ("{e}": the entity name)
-    expletive: str  # a pronoun use that refers to nothing
-    ellipsis_lead: str  # what opens an elliptical follow-up ("what about", "und", "那")
-    ellipsis_tail: str  # what closes one ("呢")
-    prepositions: str  # a fragment that starts with one is a constraint on the previous question
-    # words that do not name an antecedent; two other words before a pronoun, or a title separator
-    # ("Staging laparoscopy: is it useful?"), mean the question names its own antecedent
-    function_words: frozenset[str] = frozenset()
-
-
-RULES: dict[str, LanguageRules] = {
-    "en": LanguageRules(
-        kind_phrases={
-            DRUG: r"\b(?:this|that|the same|said)\s+(?:drug|medication|medicine|medicament|pill|tablet|substance)\b",
-            DISEASE: r"\b(?:this|that|the same|said)\s+(?:disease|condition|illness|disorder|infection|syndrome)\b",
-        },
-        possessive=r"\b(?P<det>its)\s+(?P<noun>[a-z][\w-]*(?:\s+(?!(?:in|for|with|during|and|or|when|if|on|at|"
-                   r"of|to|compared|versus|vs|be|is|are)\b)[a-z][\w-]*){0,2})",
-        pronouns={r"\bit\b": "{e}"},
-        expletive=r"\bit\s+(?:\w+\s+){0,3}?(?:that|if|whether|like)\b|\bit\s+(?:\w+\s+){0,3}?to\s+\w+\s+"
-                  r"(?!(?:in|for|with|during|on|at|while|when|if|after|before|together|daily|again|long)\b)\w+"
-                  # a diagnostic question: "Is it Crohn's disease?", "Could it be a thyroid disorder?"
-                  r"|\b(?:is|could|might|can)\s+it\s+(?:be\s+)?(?:an?\s+)?[\w'-]+(?:\s+[\w'-]+){0,3}?\s+"
-                  r"(?:disease|syndrome|disorder|infection|cancer|tumou?r|fever|deficiency|allergy)\b",
-        ellipsis_lead=r"^(?:and\s+)?(?:what|how)\s+about\b|^and\b|^but\b",
-        ellipsis_tail=r"$^",  # English ellipsis has no closing particle
-        prepositions=r"^(?:in|for|during|with|without|after|before|among|under|at|on)\b",
-        function_words=frozenset(
-            "what which who whom whose when where why how is are was were be been do does did can could will would "
-            "should shall may might must has have had i you he she we they me my your our their the a an and or but "
-            "so then also still just really too very long much many often soon far old there here this that these "
-            "those of in on at for with to from about by as if than please tell me take taking taken use using used "
-            "stop stopping start starting give giving get getting happen happens work works need needed combine mix "
-            "eat drink keep safe ok okay".split()),
-    ),
-    "de": LanguageRules(
-        kind_phrases={
-            DRUG: r"\b(?:diese[mnrs]?|jene[mnrs]?|das gleiche|dasselbe)\s+(?:medikament|arzneimittel|mittel|präparat|"
-                  r"wirkstoff|tablette|pille)\w*\b",
-            DISEASE: r"\b(?:diese[mnrs]?|jene[mnrs]?)\s+(?:krankheit|erkrankung|infektion|störung|leiden|syndrom)\w*\b",
-        },
-        possessive=r"\b(?P<det>seine|ihre|seiner|ihrer|seinen|ihren|seinem|ihrem|sein)\s+(?P<noun>[a-zäöüß][\w-]*)",
-        pronouns={r"\bes\b": "{e}", r"\bdavon\b": "von {e}", r"\bdamit\b": "mit {e}", r"\bdagegen\b": "gegen {e}",
-                  r"\bdafür\b": "für {e}"},
-        expletive=r"\bgibt es\b|\bes gibt\b|\bgeht es\b|\bes geht\b|\bes\b[^?]*\b(?:dass|ob|wenn)\b"
-                  r"|\bes\b[^?]*,[^?]*(?:\bzu\b|\b\w+zu\w+en\b)"  # "..., X zu tun" / "..., einzubeziehen"
-                  # "Kommt es zu ...", "Handelt es sich um ...", "Lohnt es sich": es names nothing
-                  r"|\b(?:kommt|kam|käme|handelt|handelte|lohnt|lohnte|stimmt|liegt|hängt)\s+es\b"
-                  r"|\bdafür\b[^?]*\bdass\b",  # "dafür verantwortlich, dass ...": a correlate of the dass clause
-        ellipsis_lead=r"^(?:und|aber)\b(?:\s+(?:was ist|wie ist es|wie sieht es)(?:\s+denn)?(?:\s+mit)?)?"
-                      r"|^(?:was ist|wie ist es|wie sieht es)(?:\s+denn)?\s+mit\b|^wie sieht es(?:\s+denn)?\b",
-        ellipsis_tail=r"\s+aus$",
-        prepositions=r"^(?:bei|in|im|während|für|mit|ohne|nach|vor|unter)\b",
-        function_words=frozenset(
-            "was wie wo wann warum weshalb welche welcher welches welchen welchem wer wen wem ist sind war waren sein "
-            "wird werden hat haben hatte kann können konnte darf dürfen soll sollte sollen muss müssen möchte man ich "
-            "du er sie wir ihr mir mich dir uns mein meine meinem meinen meiner der die das den dem des ein eine einen "
-            "einem einer und oder aber auch noch denn doch schon bitte sehr lange viel viele oft wieviel bei mit von "
-            "zu für in im auf an aus nach vor über unter ohne nicht kein keine nehmen einnehmen genommen geben gibt "
-            "hilft helfen wirkt wirken brauche braucht machen macht absetzen täglich".split()),
-    ),
-    "zh": LanguageRules(
-        kind_phrases={
-            DRUG: r"(?:这种|这个|该|此|这款|那种)(?:药物|药品|药)",
-            DISEASE: r"(?:这种|这个|该|此|那种)(?:疾病|病症|病)",
-        },
-        possessive=r"(?P<det>它的)(?P<noun>)",
-        pronouns={r"它": "{e}"},
-        expletive=r"$^",
-        ellipsis_lead=r"^(?:那么|那|还有|如果是|换成)",
-        ellipsis_tail=r"(?:呢|怎么样|如何)$",
-        prepositions=r"^(?:对于|对|在|如果是)",
-        function_words=frozenset("那 那么 请问 所以 而且 还有 我 我们 想 知道 能 可以 会 是 吗 呢 的 ， , 。 ？".split()),
-    ),
-}
-
-# how a constraint fragment joins the previous question
-_ELLIPSIS_PREPOSITION = {"en": "in", "de": "bei", "zh": ""}
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _END = re.compile(r"[\s?？.。!！]+$")
 
 
@@ -187,33 +107,59 @@ def _language_of(text: str) -> str:
     return detect_language(text)
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
+@lru_cache(maxsize=16)
+def _script_class(script: str) -> re.Pattern[str]:
+    return re.compile(f"[{script}]")
+
+
+def _script(pack: LanguagePack) -> re.Pattern[str] | None:
+    """One character of the pack's own script (``text.script``), when its script identifies it."""
+    return _script_class(pack.text.script) if pack.text.script else None
+
+
+def _script_pack(text: str) -> LanguagePack | None:
+    """The first registered pack whose own script occurs in ``text``."""
+    for pack in lang.packs():
+        script = _script(pack)
+        if script is not None and script.search(text):
+            return pack
+    return None
+
+
+def _pack_for(language: str, question: str) -> LanguagePack:
+    """The pack of ``language``; for an unknown one, the pack whose script the question is written
+    in, else the pivot pack."""
+    if lang.is_known(language):
+        return lang.get(language)
+    return _script_pack(question) or lang.pivot()
 
 
 _TITLE_BREAK = re.compile(r"[:;：；]|\s[-–—]{1,2}\s|--|[.!?。！？]\s*\S")
 _WORD = re.compile(r"[\w'’-]+")
 
 
-def _names_own_antecedent(question: str, match: re.Match[str], lang: str, deictic: bool = False) -> bool:
+def _names_own_antecedent(question: str, match: re.Match[str], pack: LanguagePack, deictic: bool = False) -> bool:
     """True when the pronoun likely refers to something the question itself names.
 
     A title before it ("Staging laparoscopy: is it useful?"), two or more content words before it
-    ("Does a colonoscopy after diverticulitis affect its management?"), an acronym ("IT") or a
+    ("Does a colonoscopy after diverticulitis affect its management?"; in a language written
+    without spaces, two characters that are no function words), an acronym ("IT") or a
     contraction ("it's") mean the question stands alone. A ``deictic`` phrase ("this drug", "该药")
-    points back more strongly: only a title or an earlier clause before it counts.
+    points back more strongly: only a title or an earlier clause (the pack's ``clause_break``)
+    before it counts.
     """
+    cues = pack.rewrite
     text, before = match.group(0), question[:match.start()]
     if deictic:
-        return bool(_TITLE_BREAK.search(before) or (lang == "zh" and re.search(r"[，,]", before)))
+        return bool(_TITLE_BREAK.search(before) or (cues.clause_break is not None and cues.clause_break.search(before)))
     if text.isupper() and len(text) > 1 and not question.isupper():
         return True
-    if lang == "en" and re.match(r"['’]s\b", question[match.end():]):
+    if cues.contraction is not None and cues.contraction.match(question[match.end():]):
         return True
     if _TITLE_BREAK.search(before):
         return True
-    function_words = RULES[lang].function_words
-    if lang == "zh":
+    function_words = cues.function_words
+    if not pack.spaced:
         rest = before
         for word in sorted(function_words, key=len, reverse=True):
             rest = rest.replace(word, "")
@@ -249,11 +195,11 @@ class RuleRewriter:
         if not question.strip():
             raise ValueError("empty question")
         turns = list(history)[-self.window:]
-        lang = language if language in RULES else ("zh" if _CJK.search(question) else "en")
+        pack = _pack_for(language, question)
         if not turns:
             return Rewrite(question, False, "none")
         mentions = self._mentions(turns)
-        text = self._ellipsis(question, turns, lang) or self._anaphora(question, mentions, turns, lang)
+        text = self._ellipsis(question, turns, pack) or self._anaphora(question, mentions, turns, pack)
         if text is None or text == question:
             return Rewrite(question, False, "none")
         resolved = tuple(dict.fromkeys(
@@ -281,46 +227,48 @@ class RuleRewriter:
                     return m
         return None
 
-    def _name(self, referent: _Mention, mentions: list[_Mention], turns: list[Turn], lang: str) -> str:
-        """The referent's surface in the question's language when history wrote it so."""
+    def _name(self, referent: _Mention, mentions: list[_Mention], turns: list[Turn], pack: LanguagePack) -> str:
+        """The referent's surface in the question's language when history wrote it so: in the pack's
+        own script, or (a pack without one) in no pack's script, in a turn of the question's language."""
         same = [m for m in mentions if m.mesh_id == referent.mesh_id]
+        own = _script(pack)
         for m in reversed(same):
-            in_cjk = bool(_CJK.search(m.surface))
-            if lang == "zh" and in_cjk:
+            if own is not None and own.search(m.surface):
                 return m.surface
-            if lang != "zh" and not in_cjk and _language_of(turns[m.turn].content) == lang:
+            if own is None and _script_pack(m.surface) is None and _language_of(turns[m.turn].content) == pack.code:
                 return m.surface
         return same[-1].surface
 
     # -- anaphora -------------------------------------------------------------------------
 
-    def _anaphora(self, question: str, mentions: list[_Mention], turns: list[Turn], lang: str) -> str | None:
-        rules = RULES[lang]
-        for kind, pattern in rules.kind_phrases.items():
-            match = _rx(pattern).search(question)
-            if match and _names_own_antecedent(question, match, lang, deictic=True):
+    def _anaphora(self, question: str, mentions: list[_Mention], turns: list[Turn], pack: LanguagePack) -> str | None:
+        cues = pack.rewrite
+        for kind, pattern in cues.kind_phrases.items():
+            match = pattern.search(question)
+            if match and _names_own_antecedent(question, match, pack, deictic=True):
                 return None
             if match:
                 ref = self._referent(mentions, kind)
-                return None if ref is None else self._substitute(question, match, self._name(ref, mentions, turns, lang),
+                return None if ref is None else self._substitute(question, match, self._name(ref, mentions, turns, pack),
                                                                  "{e}")
-        match = _rx(rules.possessive).search(question)
-        if match and _names_own_antecedent(question, match, lang):
+        match = cues.possessive.search(question) if cues.possessive is not None else None
+        if match and _names_own_antecedent(question, match, pack):
             return None
-        if match and not (lang == "de" and match.group("det")[0].isupper() and match.start() > 0):
+        if match and not (cues.capitalised_possessive_is_address and match.group("det")[0].isupper()
+                          and match.start() > 0):
             ref = self._referent(mentions, ANY)
             if ref is None:
                 return None
-            return self._possessive(question, match, self._name(ref, mentions, turns, lang), lang)
-        if _rx(rules.expletive).search(question):
+            return self._possessive(question, match, self._name(ref, mentions, turns, pack), pack)
+        if cues.expletive is not None and cues.expletive.search(question):
             return None
-        for pattern, template in rules.pronouns.items():
-            match = _rx(pattern).search(question)
-            if match and _names_own_antecedent(question, match, lang):
+        for pattern, template in cues.pronouns:
+            match = pattern.search(question)
+            if match and _names_own_antecedent(question, match, pack):
                 return None
             if match:
                 ref = self._referent(mentions, ANY)
-                return None if ref is None else self._substitute(question, match, self._name(ref, mentions, turns, lang),
+                return None if ref is None else self._substitute(question, match, self._name(ref, mentions, turns, pack),
                                                                  template)
         return None
 
@@ -331,65 +279,61 @@ class RuleRewriter:
         return question[:match.start()] + template.format(e=name) + question[match.end():]
 
     @staticmethod
-    def _possessive(question: str, match: re.Match[str], name: str, lang: str) -> str | None:
+    def _possessive(question: str, match: re.Match[str], name: str, pack: LanguagePack) -> str | None:
         if name.lower() in question.lower():
             return None
-        noun = match.group("noun")
-        if lang == "en":
-            phrase = f"the {noun} of {name}"
-        elif lang == "de":
-            article = {"seine": "die", "ihre": "die", "seiner": "der", "ihrer": "der", "seinen": "den",
-                       "ihren": "den", "seinem": "dem", "ihrem": "dem"}.get(match.group("det").lower(), "")
-            phrase = f"{article} {noun} von {name}".strip()
-        else:
-            phrase = f"{name}的"
+        cues = pack.rewrite
+        article = cues.possessive_articles.get(match.group("det").lower(), "")
+        phrase = cues.possessive_phrase.format(article=article, noun=match.group("noun"), name=name)
         return question[:match.start()] + phrase + question[match.end():]
 
     # -- ellipsis -------------------------------------------------------------------------
 
-    def _ellipsis(self, question: str, turns: list[Turn], lang: str) -> str | None:
-        rules = RULES[lang]
+    def _ellipsis(self, question: str, turns: list[Turn], pack: LanguagePack) -> str | None:
+        cues = pack.rewrite
         body = _END.sub("", question.strip())
-        lead = _rx(rules.ellipsis_lead).search(body)
-        tail = _rx(rules.ellipsis_tail).search(body)
+        lead = cues.ellipsis_lead.search(body) if cues.ellipsis_lead is not None else None
+        tail = cues.ellipsis_tail.search(body) if cues.ellipsis_tail is not None else None
         if not lead and not tail:
             return None
         fragment = body[lead.end() if lead else 0: tail.start() if tail else len(body)].strip(" ,，")
-        if not fragment or (lang != "zh" and len(fragment.split()) > 5) or (lang == "zh" and len(fragment) > 12):
+        # at most five words (or twelve characters in a language written without spaces)
+        if not fragment or (len(fragment.split()) > 5 if pack.spaced else len(fragment) > 12):
             return None
-        previous = self._previous_question(turns, lang)
+        previous = self._previous_question(turns, pack)
         if previous is None:
             return None
         prev_text, prev_turn = previous
-        if self._is_constraint(fragment, lang):
-            return self._join(prev_text, fragment, lang)
+        if self._is_constraint(fragment, pack):
+            return self._join(prev_text, fragment, pack)
         return self._swap_focus(prev_text, prev_turn, fragment)
 
-    def _previous_question(self, turns: list[Turn], lang: str) -> tuple[str, Turn] | None:
+    def _previous_question(self, turns: list[Turn], pack: LanguagePack) -> tuple[str, Turn] | None:
         """The last user turn, itself made standalone against the turns before it."""
         for i in range(len(turns) - 1, -1, -1):
             if turns[i].role == "user":
-                earlier = self.rewrite(turns[i].content, turns[:i], lang) if i else None
+                earlier = self.rewrite(turns[i].content, turns[:i], pack.code) if i else None
                 text = earlier.question if earlier is not None else turns[i].content
                 return text, turns[i]
         return None
 
-    def _is_constraint(self, fragment: str, lang: str) -> bool:
-        from medgraph.route.rules import CONSTRAINTS
-
-        if _rx(RULES[lang].prepositions).search(fragment):
+    @staticmethod
+    def _is_constraint(fragment: str, pack: LanguagePack) -> bool:
+        """A fragment that opens with a preposition or names a patient constraint (the route cues)."""
+        prepositions = pack.rewrite.prepositions
+        if prepositions is not None and prepositions.search(fragment):
             return True
-        return any(table[lang].search(fragment) for table in CONSTRAINTS.values())
+        return any(pattern.search(fragment) for pattern in pack.route.constraints.values())
 
     @staticmethod
-    def _join(previous: str, fragment: str, lang: str) -> str:
+    def _join(previous: str, fragment: str, pack: LanguagePack) -> str:
+        cues = pack.rewrite
         prev = _END.sub("", previous.strip())
-        if lang == "zh":
-            fragment = re.sub(r"^(?:对于|对)", "", fragment)
-            return f"对于{fragment}，{prev}？"
-        if not _rx(RULES[lang].prepositions).search(fragment):
-            fragment = f"{_ELLIPSIS_PREPOSITION[lang]} {fragment}"
-        return f"{prev} {fragment}?"
+        if cues.constraint_strip is not None:
+            fragment = cues.constraint_strip.sub("", fragment)
+        if cues.constraint_preposition and not (cues.prepositions is not None and cues.prepositions.search(fragment)):
+            fragment = f"{cues.constraint_preposition}{pack.text.word_separator}{fragment}"
+        return cues.constraint_join.format(question=prev, fragment=fragment)
 
     def _swap_focus(self, previous: str, prev_turn: Turn, fragment: str) -> str | None:
         """The previous question with its focus entity replaced by the fragment ("What about X?")."""
@@ -416,7 +360,7 @@ def _program(reasoning: bool = False) -> Any:
 
         history: str = dspy.InputField(desc="the last turns, oldest first, one per line: 'user: ...' / 'assistant: ...'")
         question: str = dspy.InputField(desc="the follow-up question")
-        language: str = dspy.InputField(desc="the question's language: en, de or zh")
+        language: str = dspy.InputField(desc=f"the question's language: {listing(lang.codes())}")
         standalone_question: str = dspy.OutputField(desc="the standalone question, in the question's language")
 
     return (dspy.ChainOfThought if reasoning else dspy.Predict)(StandaloneQuestion)

@@ -191,7 +191,7 @@ class TiersConfig(_Frozen):
 class RouterConfig(_Frozen):
     """Complexity routing: score = E (entities + constraints, 1-3) + I (intent depth, 1-3).
 
-    ``kind: rules``: the transparent offline classifier (cue words EN/DE/ZH, linked entity
+    ``kind: rules``: the transparent offline classifier (each language pack's cue words, linked entity
     types, patient constraints). ``kind: llm``: an LLM classifier on ``engine`` (one of
     ``tiers.engines``), falling back to the rules when its output does not parse. ``kind: dspy``:
     the same on ``engine`` as a DSPy program (``medgraph.route.dspy_router``: intent, entities,

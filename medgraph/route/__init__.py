@@ -1,7 +1,7 @@
 """Query routing: send each question to the cheapest tier (SMALL / MEDIUM / LARGE) that can answer it.
 
 Input: a ``QueryAnalysis``. Output: a ``RouteDecision``. ``RuleRouter`` is the offline tier
-(transparent rules, EN/DE/ZH); ``LLMRouter`` (``medgraph.route.llm``) asks an LLM for the intent,
+(transparent rules over the language packs' cues); ``LLMRouter`` (``medgraph.route.llm``) asks an LLM for the intent,
 entities and constraints and falls back to the rules when its answer does not parse.
 """
 

@@ -29,6 +29,8 @@ from typing import Any
 
 import dspy
 
+from medgraph import lang
+from medgraph.lang.sections.dialogue import listing
 from medgraph.llm.base import ChatParams
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.route.rules import RuleRouter, counted_entities, find_constraints
@@ -40,15 +42,16 @@ REWRITE_NOTE = "rewritten: "
 PARAMS = ChatParams(max_tokens=256, temperature=0.0, stop=("[[ ## completed ## ]]",))
 
 
+# "{languages}": the registered packs' names, filled in by ``classify_signature``
 class ClassifyQuestion(dspy.Signature):  # type: ignore[misc]  # dspy ships no type hints
-    """Classify a clinical question (English, German or Chinese) so it is routed to the right model.
+    """Classify a clinical question ({languages}) so it is routed to the right model.
 
     intent: PATIENT_FAQ (a lay question about one thing), CLINICAL_DECISION (what to do for a
     patient), DRUG_INTERACTION (drugs taken together), LITERATURE_MULTIHOP (what studies show,
     mechanisms, associations), CROSS_CORPUS (comparing guidelines or sources).
     """
 
-    question: str = dspy.InputField(desc="the user's question, in English, German or Chinese")
+    question: str = dspy.InputField(desc="the user's question, in {languages}")
     intent: str = dspy.OutputField(desc="one of: " + ", ".join(i.value for i in Intent))
     entities: list[str] = dspy.OutputField(
         desc="the distinct medical entities named: drugs, diseases, symptoms, procedures (not the patient)")
@@ -58,12 +61,23 @@ class ClassifyQuestion(dspy.Signature):  # type: ignore[misc]  # dspy ships no t
         desc="the question as one standalone search query in its own language, without small talk")
 
 
+def classify_signature() -> type[dspy.Signature]:
+    """``ClassifyQuestion`` naming the languages of the registered packs ("English, German or Chinese")."""
+    languages = listing([p.name for p in lang.packs()])
+    question = ClassifyQuestion.input_fields["question"].json_schema_extra["desc"]
+    signature: type[dspy.Signature] = (
+        ClassifyQuestion.with_instructions(ClassifyQuestion.instructions.format(languages=languages))
+        .with_updated_fields("question", desc=question.format(languages=languages)))
+    return signature
+
+
 class RouterProgram(dspy.Module):  # type: ignore[misc]
     """One LM call: ``ClassifyQuestion`` with ``Predict`` (or ``ChainOfThought``: reasoning first)."""
 
     def __init__(self, reasoning: bool = False) -> None:
         super().__init__()
-        self.classify = dspy.ChainOfThought(ClassifyQuestion) if reasoning else dspy.Predict(ClassifyQuestion)
+        signature = classify_signature()
+        self.classify = dspy.ChainOfThought(signature) if reasoning else dspy.Predict(signature)
 
     def forward(self, question: str) -> dspy.Prediction:
         return self.classify(question=question)

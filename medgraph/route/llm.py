@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from medgraph import lang
+from medgraph.lang.sections.dialogue import listing
 from medgraph.llm.base import ChatParams, Message
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.route.rules import RuleRouter
@@ -27,8 +29,13 @@ SYSTEM = (
     '"constraints": [patient constraints among ' + ", ".join(f'"{c}"' for c in CONSTRAINT_KINDS) + "]}. "
     "PATIENT_FAQ: a lay question about one thing. CLINICAL_DECISION: what to do for a patient. "
     "DRUG_INTERACTION: drugs taken together. LITERATURE_MULTIHOP: what studies show, mechanisms, associations. "
-    "CROSS_CORPUS: comparing guidelines or sources. The question may be English, German or Chinese."
+    "CROSS_CORPUS: comparing guidelines or sources."
 )
+
+
+def system_prompt() -> str:
+    """``SYSTEM`` and the languages a question may be in (the registered packs')."""
+    return f"{SYSTEM} The question may be {listing([p.name for p in lang.packs()])}."
 PARAMS = ChatParams(max_tokens=160, temperature=0.0)
 _JSON = re.compile(r"\{.*\}", re.DOTALL)
 
@@ -67,7 +74,7 @@ class LLMRouter:
 
     @staticmethod
     def messages(analysis: QueryAnalysis) -> list[Message]:
-        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": analysis.text}]
+        return [{"role": "system", "content": system_prompt()}, {"role": "user", "content": analysis.text}]
 
     def decide(self, analysis: QueryAnalysis, raw: str | None, error: str | None = None) -> RouteDecision:
         """The decision for the model's reply ``raw`` (or the rules' when it is unusable)."""
