@@ -6,20 +6,22 @@ hazard categories S1-S14 of the Llama Guard 3 taxonomy that were hit, a reason, 
 
 Two tiers behind one ``Guard`` interface:
 
-- ``RuleGuard`` (offline): the cue-pattern table of ``medgraph.agent.guard_rules`` in English,
-  German and Chinese. It blocks requests to cause harm, never medical topics (see that module
-  for what each category covers, and why S6 is narrow). Answers are checked for harmful
-  instructions and personal data (e-mail, phone, German health insurance and Chinese ID card
-  numbers); a medical answer without the disclaimer is reported (``disclaimer_missing``), not
-  blocked: adding it is the composer's job.
+- ``RuleGuard`` (offline): the categories of ``medgraph.agent.guard_rules`` with the cue patterns
+  of every registered language pack (``GuardCues``). It blocks requests to cause harm, never
+  medical topics (see that module for what each category covers, and why S6 is narrow). Answers
+  are checked for harmful instructions and personal data (e-mail, phone, and the identifier
+  formats the packs add: a German health insurance number, a Chinese ID card number); a medical
+  answer without the disclaimer (any pack's) is reported (``disclaimer_missing``), not blocked:
+  adding it is the composer's job.
 - ``LlamaGuard`` (model): Llama Guard 3 through any chat endpoint (``chat(messages) -> text``).
   It builds the Llama Guard 3 prompt (categories, conversation, the ``safe`` / ``unsafe\\nS1,S2``
   reply format) and parses the reply; a failing call or an unparsable reply falls back to the
   rules, marked ``method="llama_guard-fallback"``. Personal data and the disclaimer are always
   checked by the rules as well: a model verdict does not see formats such as insurance numbers.
 
-``refusal_text(verdict, language)`` is what the user reads instead of an answer (EN/DE/ZH);
-for S11 it offers crisis help first. ``make_guard(cfg, chat)`` builds the configured tier.
+``refusal_text(verdict, language)`` is what the user reads instead of an answer, in the pack of
+``language`` (the pivot pack's for an unknown one); for S11 it offers crisis help first.
+``make_guard(cfg, chat)`` builds the configured tier.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
-import zhconv
-
-from medgraph.agent.guard_rules import DISCLAIMER_MARKERS, PERSONAL_DATA, PUBLIC_NUMBERS, RULES
+from medgraph import lang
+from medgraph.agent.guard_rules import PERSONAL_DATA, PUBLIC_NUMBERS, RULES
+from medgraph.generate.base import refusal as no_evidence_refusal
+from medgraph.lang import LanguagePack
 
 if TYPE_CHECKING:
     from medgraph.config.models import GuardConfig
@@ -72,18 +75,29 @@ class GuardVerdict:
 
 
 class Guard(Protocol):
-    def check_input(self, text: str, language: str = "en") -> GuardVerdict: ...
+    def check_input(self, text: str, language: str = lang.PIVOT) -> GuardVerdict: ...
 
-    def check_output(self, question: str, answer: str, language: str = "en") -> GuardVerdict: ...
+    def check_output(self, question: str, answer: str, language: str = lang.PIVOT) -> GuardVerdict: ...
 
 
 # --- the offline tier ----------------------------------------------------------------------
 
 
+def _packs() -> tuple[LanguagePack, ...]:
+    """The registered packs: the key of every table below that is built from them."""
+    return lang.packs()
+
+
+@lru_cache(maxsize=8)
+def _folds(packs: tuple[LanguagePack, ...]) -> tuple[Callable[[str], str], ...]:
+    return tuple(pack.guard.fold for pack in packs if pack.guard.fold is not None)
+
+
 def fold(text: str) -> str:
-    """Text as the rules see it: NFKC, lower case, simplified Chinese, single spaces."""
+    """Text as the rules see it: NFKC, each pack's fold (simplified Chinese), lower case, single spaces."""
     text = unicodedata.normalize("NFKC", text)
-    text = zhconv.convert(text, "zh-hans")
+    for fold_pack in _folds(_packs()):
+        text = fold_pack(text)
     return re.sub(r"\s+", " ", text.lower()).strip()
 
 
@@ -94,27 +108,33 @@ class _Compiled:
     outputs: tuple[re.Pattern[str], ...]
 
 
-@lru_cache(maxsize=1)
-def _compiled_rules() -> tuple[_Compiled, ...]:
+@lru_cache(maxsize=8)
+def _compiled_rules(packs: tuple[LanguagePack, ...]) -> tuple[_Compiled, ...]:
+    """Per category: its neutral patterns, then each pack's, in registration order."""
     return tuple(
-        _Compiled(rule.code, tuple(re.compile(p) for p in (*rule.en, *rule.de, *rule.zh)),
-                  tuple(re.compile(p) for p in rule.output))
+        _Compiled(rule.code, tuple(re.compile(p) for p in rule.inputs(packs)),
+                  tuple(re.compile(p) for p in rule.outputs(packs)))
         for rule in RULES
     )
 
 
-@lru_cache(maxsize=1)
-def _personal_data() -> dict[str, re.Pattern[str]]:
-    return {name: re.compile(p) for name, p in PERSONAL_DATA.items()}
+@lru_cache(maxsize=8)
+def _personal_data(packs: tuple[LanguagePack, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(kind, pattern): e-mail and phone, then each pack's identifier formats."""
+    kinds = [*PERSONAL_DATA.items(), *(item for pack in packs for item in pack.guard.personal_data.items())]
+    return tuple((kind, re.compile(p)) for kind, p in kinds)
 
 
-_DISCLAIMER = re.compile("|".join(f"(?:{p})" for p in DISCLAIMER_MARKERS))
+@lru_cache(maxsize=8)
+def _disclaimer(packs: tuple[LanguagePack, ...]) -> re.Pattern[str]:
+    markers = [p for pack in packs for p in pack.guard.disclaimer_markers]
+    return re.compile("|".join(f"(?:{p})" for p in markers) if markers else "(?!)")
 
 
 def _hits(patterns_of: Callable[[_Compiled], Iterable[re.Pattern[str]]], text: str) -> dict[str, str]:
     """Category -> the first matching text span, over all categories."""
     hits: dict[str, str] = {}
-    for rule in _compiled_rules():
+    for rule in _compiled_rules(_packs()):
         for pattern in patterns_of(rule):
             match = pattern.search(text)
             if match:
@@ -123,40 +143,49 @@ def _hits(patterns_of: Callable[[_Compiled], Iterable[re.Pattern[str]]], text: s
     return hits
 
 
-@lru_cache(maxsize=1)
-def _public_numbers() -> re.Pattern[str]:
-    """Public helplines however they are grouped ("0800 111 0 111", "400-161-9995").
+@lru_cache(maxsize=8)
+def _public_numbers(packs: tuple[LanguagePack, ...]) -> tuple[frozenset[str], re.Pattern[str]]:
+    """The public numbers (emergency numbers and each pack's helplines), and a pattern finding them
+    however they are grouped ("0800 111 0 111", "400-161-9995").
 
-    Short numbers (112, 988) are left alone: no phone pattern matches them, and removing them
-    could cut a longer number apart.
+    Short numbers (112, 988) are left alone by the pattern: no phone pattern matches them, and
+    removing them could cut a longer number apart.
     """
-    numbers = sorted((n for n in PUBLIC_NUMBERS if len(n) >= 6), key=len, reverse=True)
-    return re.compile(r"(?<!\d)(?:" + "|".join(r"[\s./-]?".join(n) for n in numbers) + r")(?!\d)")
+    public = PUBLIC_NUMBERS.union(*(pack.guard.helplines for pack in packs))
+    numbers = sorted((n for n in public if len(n) >= 6), key=len, reverse=True)
+    return public, re.compile(r"(?<!\d)(?:" + "|".join(r"[\s./-]?".join(n) for n in numbers) + r")(?!\d)")
 
 
 def personal_data(answer: str) -> list[tuple[str, str]]:
     """(kind, text) of each personal-data span in ``answer``, public helplines excepted."""
-    text = _public_numbers().sub(" ", unicodedata.normalize("NFKC", answer))
+    packs = _packs()
+    public, grouped = _public_numbers(packs)
+    text = grouped.sub(" ", unicodedata.normalize("NFKC", answer))
     found = []
-    for kind, pattern in _personal_data().items():
+    for kind, pattern in _personal_data(packs):
         for match in pattern.finditer(text):
-            if kind == "phone" and re.sub(r"\D", "", match.group(0)) in PUBLIC_NUMBERS:
+            if kind == "phone" and re.sub(r"\D", "", match.group(0)) in public:
                 continue
             found.append((kind, match.group(0)))
     return found
 
 
 def has_disclaimer(answer: str) -> bool:
-    return _DISCLAIMER.search(fold(answer)) is not None
+    return _disclaimer(_packs()).search(fold(answer)) is not None
+
+
+@lru_cache(maxsize=8)
+def _refusal_openings(packs: tuple[LanguagePack, ...]) -> tuple[str, ...]:
+    """The folded start of every refusal of every pack: the composer's and the guard's."""
+    texts = [t for pack in packs
+             for t in (no_evidence_refusal(pack.code), pack.guard.refusal, pack.guard.crisis, pack.guard.no_documents)]
+    return tuple(fold(t.split("{")[0])[:40] for t in texts)
 
 
 def _is_refusal(answer: str) -> bool:
     """Refusals (of the composer or of the guard) carry no medical content: no disclaimer needed."""
-    from medgraph.generate.base import REFUSALS
-
     folded = fold(answer)
-    texts = [*REFUSALS.values(), *(t for table in (_REFUSAL, _CRISIS, _NO_DOCUMENTS) for t in table.values())]
-    return any(fold(t.split("{")[0])[:40] in folded for t in texts)
+    return any(opening in folded for opening in _refusal_openings(_packs()))
 
 
 def _describe(hits: dict[str, str]) -> str:
@@ -164,18 +193,18 @@ def _describe(hits: dict[str, str]) -> str:
 
 
 class RuleGuard:
-    """The offline guard: the rule table of ``medgraph.agent.guard_rules``, all three languages."""
+    """The offline guard: the rule table of ``medgraph.agent.guard_rules``, every registered pack's cues."""
 
     def __init__(self, require_disclaimer: bool = True) -> None:
         self.require_disclaimer = require_disclaimer
 
-    def check_input(self, text: str, language: str = "en") -> GuardVerdict:
+    def check_input(self, text: str, language: str = lang.PIVOT) -> GuardVerdict:
         hits = _hits(lambda rule: rule.inputs, fold(text))
         if not hits:
             return GuardVerdict(True)
         return GuardVerdict(False, tuple(hits), _describe(hits))
 
-    def check_output(self, question: str, answer: str, language: str = "en") -> GuardVerdict:
+    def check_output(self, question: str, answer: str, language: str = lang.PIVOT) -> GuardVerdict:
         hits = _hits(lambda rule: rule.outputs, fold(answer))
         private = personal_data(answer)
         if private:
@@ -276,14 +305,14 @@ class LlamaGuard:
             log.warning("llama guard reply unparsable: %s", exc)
             return str(exc)
 
-    def check_input(self, text: str, language: str = "en") -> GuardVerdict:
+    def check_input(self, text: str, language: str = lang.PIVOT) -> GuardVerdict:
         result = self._classify(llama_guard_prompt(text))
         if isinstance(result, str):
             return _fallen_back(self.fallback.check_input(text, language), result)
         safe, codes = result
         return GuardVerdict(safe, codes, "" if safe else f"llama guard: {','.join(codes)}", "llama_guard")
 
-    def check_output(self, question: str, answer: str, language: str = "en") -> GuardVerdict:
+    def check_output(self, question: str, answer: str, language: str = lang.PIVOT) -> GuardVerdict:
         result = self._classify(llama_guard_prompt(question, answer))
         if isinstance(result, str):
             return _fallen_back(self.fallback.check_output(question, answer, language), result)
@@ -313,62 +342,21 @@ def chat_from_model(model: ChatModel, max_tokens: int = 16) -> ChatFn:
 
 # --- refusals ------------------------------------------------------------------------------
 
-_REFUSAL = {
-    "en": "I can't help with this request: it falls under a safety category ({names}). I'm happy to answer "
-          "medical questions about diseases, medicines, treatments and prevention.",
-    "de": "Bei dieser Anfrage kann ich nicht helfen: Sie fällt unter eine Sicherheitskategorie ({names}). "
-          "Fragen zu Krankheiten, Medikamenten, Behandlung und Vorbeugung beantworte ich gern.",
-    "zh": "无法协助此请求：它属于安全类别（{names}）。欢迎咨询有关疾病、药物、治疗和预防的医学问题。",
-}
-_CRISIS = {
-    "en": "It sounds like you may be going through a very hard time, and you don't have to face it alone. "
-          "Please reach out now: call your local emergency number (112 in Europe, 911 in the US) if you are in "
-          "immediate danger, the 988 Suicide & Crisis Lifeline (US), Samaritans on 116 123 (UK and Ireland), "
-          "or someone you trust. I can't give information that could be used for self-harm, but I can answer "
-          "questions about getting help and treatment.",
-    "de": "Es klingt, als ginge es Ihnen gerade sehr schlecht, und Sie müssen das nicht allein durchstehen. "
-          "Bitte holen Sie sich jetzt Hilfe: die TelefonSeelsorge ist kostenlos und rund um die Uhr erreichbar "
-          "unter 0800 111 0 111 oder 0800 111 0 222; bei akuter Gefahr wählen Sie 112. Informationen, die der "
-          "Selbstverletzung dienen könnten, gebe ich nicht, aber ich beantworte gern Fragen zu Hilfe und Behandlung.",
-    "zh": "听起来你现在可能非常难受，你不必独自面对。请现在就寻求帮助：如有紧急危险请拨打120或110；"
-          "也可拨打北京心理危机研究与干预中心热线 400-161-9995，或联系你信任的人。"
-          "我不能提供可能用于自我伤害的信息，但可以回答关于求助和治疗的问题。",
-}
-_NO_DOCUMENTS = {
-    "en": "I can't issue prescriptions, sick notes or medical certificates. Please contact your doctor; "
-          "I can answer questions about the condition or the medicine.",
-    "de": "Rezepte, Krankschreibungen oder Atteste kann ich nicht ausstellen. Bitte wenden Sie sich an Ihre "
-          "Ärztin oder Ihren Arzt; Fragen zur Erkrankung oder zum Medikament beantworte ich gern.",
-    "zh": "我不能开具处方、病假条或医疗证明。请联系你的医生；关于疾病或药物的问题我可以解答。",
-}
-_NAMES = {
-    "de": {"S1": "Gewaltverbrechen", "S2": "Nicht gewaltsame Straftaten", "S3": "Sexualstraftaten",
-           "S4": "Sexuelle Ausbeutung von Kindern", "S5": "Verleumdung", "S6": "Fachberatung",
-           "S7": "Privatsphäre", "S8": "Geistiges Eigentum", "S9": "Massenvernichtungswaffen", "S10": "Hass",
-           "S11": "Suizid und Selbstverletzung", "S12": "Sexuelle Inhalte", "S13": "Wahlen",
-           "S14": "Missbrauch der Codeausführung"},
-    "zh": {"S1": "暴力犯罪", "S2": "非暴力犯罪", "S3": "性相关犯罪", "S4": "儿童性剥削", "S5": "诽谤",
-           "S6": "专业建议", "S7": "隐私", "S8": "知识产权", "S9": "大规模杀伤性武器", "S10": "仇恨言论",
-           "S11": "自杀与自残", "S12": "色情内容", "S13": "选举", "S14": "代码执行滥用"},
-}
-
 
 def refusal_text(verdict: GuardVerdict, language: str) -> str:
-    """What the user reads instead of an answer (EN / DE / ZH; other languages get English).
+    """What the user reads instead of an answer, in the pack of ``language`` (unknown: the pivot's).
 
     S11 leads with crisis help; S6 alone says that the service cannot issue documents.
     """
-    lang = language if language in _REFUSAL else "en"
+    pack = lang.get_or_pivot(language)
+    cues = pack.guard
     if "S11" in verdict.categories:
-        return _CRISIS[lang]
+        return cues.crisis
     if verdict.categories == ("S6",):
-        return _NO_DOCUMENTS[lang]
-    names = _NAMES.get(lang, HAZARDS)
-    sep = "、" if lang == "zh" else ", "
-    label = sep.join(f"{c} {names.get(c, c)}" for c in verdict.categories) or {"en": "unsafe content",
-                                                                                 "de": "unsichere Inhalte",
-                                                                                 "zh": "不安全内容"}[lang]
-    return _REFUSAL[lang].format(names=label)
+        return cues.no_documents
+    label = pack.answer.list_separator.join(f"{c} {cues.category_names.get(c, HAZARDS.get(c, c))}"
+                                            for c in verdict.categories) or cues.unsafe_content
+    return cues.refusal.format(names=label)
 
 
 # --- configuration -------------------------------------------------------------------------

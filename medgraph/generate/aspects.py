@@ -5,22 +5,24 @@
 that merely names metformin is then no answer, and the honest reply says so. This module decides
 that the same way for every asker and every answer engine:
 
-- ``asked_aspects(question)``: the aspects a question asks for, by EN / DE / ZH cue words
-  (``ASPECTS``): ``adverse_effects``, ``dosage``, ``contraindication`` (asked by name only),
-  ``cost``. Broader kinds of question (risk, efficacy, duration, "when not to use ...") are not
-  gated: their cues are ambiguous across languages ("多久一次" asks how often, not how long), and a
-  gate that fires in one language and not in another would give the three askers different answers.
+- ``asked_aspects(question)``: the aspects a question asks for (``ASPECTS``), by the cue words
+  of every registered language pack (``AnswerStrings.aspect_questions``): ``adverse_effects``,
+  ``dosage``, ``contraindication`` (asked by name only), ``cost``. Broader kinds of question
+  (risk, efficacy, duration, "when not to use ...") are not gated: their cues are ambiguous across
+  languages ("多久一次" asks how often, not how long), and a gate that fires in one language and not
+  in another would give askers in different languages different answers.
 - ``addresses(sentence, aspect)``: whether a sentence states something of that aspect (its
-  evidence cues, in English, German and Chinese: "irritation", "20 mg", "contraindicated",
-  "$ 45,000").
+  evidence cues: an amount, a currency, and each pack's ``aspect_evidence``: "irritation",
+  "20 mg", "contraindicated", "$ 45,000").
 - ``aspect_gap(analysis, evidence)``: for an aspect-gated question, ``AspectGap`` when no usable
   evidence passage addresses the aspect, with the question's entities that the evidence names (the
   reply names them; when it names none, the reply says only that the sources say nothing about the
   aspect: a passage on something else is no answer either, whatever its relevance); ``None`` when
   some usable passage addresses it.
-- ``gap_answer(gap, analysis)``: the reply, in the asker's language, naming the entity by its name
-  in that language: "Die indexierten Quellen nennen Metformin, beschreiben aber keine
-  Nebenwirkungen." It is a refusal (``refused=True``): nothing is quoted as an answer.
+- ``gap_answer(gap, analysis)``: the reply, in the asker's language (its pack's ``gap_with_entities``
+  / ``gap_without`` and ``aspect_names``), naming the entity by its name in that language: "Die
+  indexierten Quellen nennen Metformin, sagen aber nichts über Nebenwirkungen." It is a refusal
+  (``refused=True``): nothing is quoted as an answer.
 
 The agent checks this before any tier generates (``medgraph.agent.graph.generate``), and the
 extractive composer quotes, for such a question, only sentences that address the aspect.
@@ -29,10 +31,13 @@ extractive composer quotes, for such a question, only sentences that address the
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
+from medgraph import lang
 from medgraph.generate.base import Answer, disclaimer
+from medgraph.lang import LanguagePack
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
 
@@ -42,49 +47,54 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class Aspect:
-    question: re.Pattern[str]  # the question asks for it
-    evidence: re.Pattern[str]  # a sentence states something of it
-    names: dict[str, str]  # what it is called in each language (the reply)
+    """An aspect's cues in no particular language; each pack adds its words (``AnswerStrings``)."""
+
+    question: str = ""  # fragment: the question asks for it
+    evidence: str = ""  # fragment: a sentence states something of it
+    amount: bool = False  # an amount (a number and a unit) states something of it
 
 
-_AMOUNT = (r"\d[\d.,]*\s?(?:-|–|to|bis|至)?\s?\d*[\d.,]*\s?(?:mg|g|µg|mcg|ml|l|iu|units?|mmol|kcal|%|percent|teaspoons?"
-           r"|tablets?|Tabletten|毫克|克|毫升|升|单位|片)\b")
 ASPECTS: dict[str, Aspect] = {
-    "adverse_effects": Aspect(
-        _rx(r"side[- ]?effects?|adverse (?:effects?|events?|reactions?|drug)|harmful effects?|toxicit|nebenwirkung"
-            r"|unerwünschte (?:wirkung|ereignis|arzneimittel)|副作用|不良反应|毒副"),
-        _rx(r"adverse|side[- ]?effects?|toxicit|irritat|dermatitis|allerg|hypersensitiv|intoleran|tolerat"
-            r"|nausea|vomit|diarrh|hypoglyc|\brash|dryness|nebenwirkung|unverträglich|reizung|allergi"
-            r"|副作用|不良反应|刺激|过敏"),
-        {"en": "adverse effects", "de": "Nebenwirkungen", "zh": "不良反应"}),
-    "dosage": Aspect(
-        # (not a multi-dose or single-dose vial, Mehrdosenbehältnis, 多剂量药瓶: a kind of container)
-        _rx(r"(?<!multi-)(?<!single-)(?<!multi )\bdoses?\b|dosage|dosing|\bconcentration|how much .{0,40}\b(?:take"
-            r"|give|use|contain)|\bdosis|dosierung|konzentration|wie ?viel .{0,40}(?:nehmen|geben|enthält|enthalten)"
-            r"|(?<![多单])剂量|用量|浓度|含量"),
-        _rx(_AMOUNT + r"|\bdoses?\b|dosage|concentration|per (?:day|kg)|\bdaily\b|\bdosis|dosierung|konzentration"
-            r"|täglich|剂量|用量|浓度|每日|每天"),
-        {"en": "dose or concentration", "de": "Dosierung oder Konzentration", "zh": "剂量或浓度"}),
-    "contraindication": Aspect(
-        _rx(r"contraindicat|kontraindi|gegenanzeige|禁忌"),
-        _rx(r"contraindicat|should not|must not|not be used|\bavoid|not recommended|kontraindi|gegenanzeige"
-            r"|nicht (?:an|ver)wende|nicht empfohlen|vermeid|禁忌|不宜|避免|不应|不得"),
-        {"en": "contraindications", "de": "Gegenanzeigen", "zh": "禁忌"}),
-    "cost": Aspect(
-        _rx(r"\bcosts?\b|\bprices?\b|how much does .{0,60}\bcost|expensive|\bkosten|kostet|\bpreis|费用|成本|价格|多少钱"),
-        _rx(r"\bcosts?\b|\bprices?\b|\$|US\s?\$|\bUSD\b|€|\bEUR\b|dollars?|euros?|expens|economic|saving|\bkosten"
-            r"|\bpreis|费用|成本|价格|\d\s?元"),
-        {"en": "cost", "de": "Kosten", "zh": "费用"}),
+    "adverse_effects": Aspect(),
+    "dosage": Aspect(amount=True),
+    "contraindication": Aspect(),
+    "cost": Aspect(evidence=r"\$|US\s?\$|\bUSD\b|€|\bEUR\b"),
 }
+_UNITS = r"mg|g|µg|mcg|ml|l|iu|mmol|kcal|%"  # units of an amount, in no particular language
+
+
+def _either(fragments: Iterable[str]) -> re.Pattern[str]:
+    """One case-insensitive pattern matching any of ``fragments``; one that never matches when none."""
+    kept = [f for f in fragments if f]
+    return _rx("|".join(kept) if kept else "(?!)")
+
+
+def _amount(packs: tuple[LanguagePack, ...]) -> str:
+    """An amount: a number, or a range of two ("20-40", "20 to 40"), and a unit of any pack."""
+    ranges = "|".join(["-|–", *(p.answer.range_words for p in packs if p.answer.range_words)])
+    units = "|".join([_UNITS, *(p.answer.amount_units for p in packs if p.answer.amount_units)])
+    return rf"\d[\d.,]*\s?(?:{ranges})?\s?\d*[\d.,]*\s?(?:{units})\b"
+
+
+@lru_cache(maxsize=8)
+def _cues(packs: tuple[LanguagePack, ...]) -> dict[str, tuple[re.Pattern[str], re.Pattern[str]]]:
+    """Aspect -> (question cues, evidence cues): its neutral ones and those of every pack."""
+    out = {}
+    for name, aspect in ASPECTS.items():
+        question = _either([aspect.question, *(p.answer.aspect_questions.get(name, "") for p in packs)])
+        evidence = _either([_amount(packs) if aspect.amount else "", aspect.evidence,
+                            *(p.answer.aspect_evidence.get(name, "") for p in packs)])
+        out[name] = (question, evidence)
+    return out
 
 
 def asked_aspects(question: str) -> list[str]:
     """The gated aspects a question asks for (in ``ASPECTS`` order)."""
-    return [name for name, aspect in ASPECTS.items() if aspect.question.search(question)]
+    return [name for name, (cue, _) in _cues(lang.packs()).items() if cue.search(question)]
 
 
 def addresses(sentence: str, aspect: str) -> bool:
-    return ASPECTS[aspect].evidence.search(sentence) is not None
+    return _cues(lang.packs())[aspect][1].search(sentence) is not None
 
 
 @dataclass(frozen=True)
@@ -123,24 +133,14 @@ def aspect_gap(analysis: QueryAnalysis, evidence: Sequence[Candidate], min_relev
     return AspectGap(tuple(aspects), tuple(named))
 
 
-REPLIES = {
-    "en": ("The indexed sources mention {entities} but say nothing about {aspect}.",
-           "The indexed sources say nothing about {aspect} here."),
-    "de": ("Die indexierten Quellen nennen {entities}, sagen aber nichts über {aspect}.",
-           "Die indexierten Quellen sagen dazu nichts über {aspect}."),
-    "zh": ("已索引的文献提到了{entities}，但没有关于{aspect}的内容。",
-           "已索引的文献中没有关于{aspect}的内容。"),
-}
-_AND = {"en": " and ", "de": " und ", "zh": "和"}
-_ASPECT_JOIN = {"en": " or ", "de": " oder ", "zh": "或"}
-
-
 def gap_answer(gap: AspectGap, analysis: QueryAnalysis, model: str = "aspect") -> Answer:
     """The reply to a question whose aspect the corpus does not address, in the asker's language."""
-    lang = analysis.language if analysis.language in REPLIES else "en"
-    names = [(analysis.names_of(m, lang) or analysis.names_of(m, "en") or analysis.names_of(m) or [m])[0]
+    pack = lang.get_or_pivot(analysis.language)
+    strings, code = pack.answer, pack.code
+    names = [(analysis.names_of(m, code) or analysis.names_of(m, lang.PIVOT) or analysis.names_of(m) or [m])[0]
              for m in gap.entities]
-    aspect = _ASPECT_JOIN[lang].join(ASPECTS[a].names[lang] for a in gap.aspects)
-    with_entities, without = REPLIES[lang]
-    text = with_entities.format(entities=_AND[lang].join(names), aspect=aspect) if names else without.format(aspect=aspect)
-    return Answer(text, refused=True, language=lang, model_used=model, disclaimer=disclaimer(lang))
+    pivot_names = lang.pivot().answer.aspect_names
+    aspect = strings.conjunction_or.join(strings.aspect_names.get(a) or pivot_names.get(a, a) for a in gap.aspects)
+    text = (strings.gap_with_entities.format(entities=strings.conjunction_and.join(names), aspect=aspect) if names
+            else strings.gap_without.format(aspect=aspect))
+    return Answer(text, refused=True, language=code, model_used=model, disclaimer=disclaimer(code))

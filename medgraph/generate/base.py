@@ -3,35 +3,51 @@
 Input: the question, its ``QueryAnalysis`` and the reranked evidence (``Candidate`` with chunks).
 Output: ``Answer`` — text with inline ``[N]`` markers (after an optional uncited ``lead`` line), the ``Citation`` each N resolves to
 (document title, source ID, section path, page, snippet), a refusal flag, and the disclaimer.
+The disclaimer and the no-evidence refusal are those of the answer's language pack
+(``AnswerStrings``); ``DISCLAIMERS`` and ``REFUSALS`` show them per registered language code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from medgraph import lang
+from medgraph.lang.sections.answer import AnswerStrings
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
-DISCLAIMERS = {
-    "en": "This answer is generated from the indexed literature for information only and is not medical "
-          "advice. Consult a qualified health professional for diagnosis or treatment.",
-    "de": "Diese Antwort wurde aus der indexierten Literatur erzeugt, dient nur der Information und ist keine "
-          "medizinische Beratung. Wenden Sie sich für Diagnose oder Behandlung an medizinisches Fachpersonal.",
-    "zh": "本回答根据已索引的文献生成，仅供参考，不构成医疗建议。诊断或治疗请咨询合格的医疗专业人员。",
-}
-REFUSALS = {
-    "en": "I could not find evidence in the indexed corpus that answers this question, so I will not guess.",
-    "de": "Ich habe im indexierten Korpus keine Belege gefunden, die diese Frage beantworten, und rate deshalb nicht.",
-    "zh": "在已索引的语料中没有找到能够回答该问题的证据，因此不作推测。",
-}
+
+class PackStrings(Mapping[str, str]):
+    """A live read-only view, language code -> one string of each registered pack's answer section."""
+
+    def __init__(self, read: Callable[[AnswerStrings], str]) -> None:
+        self._read = read
+
+    def __getitem__(self, code: str) -> str:
+        if not lang.is_known(code):
+            raise KeyError(code)
+        return self._read(lang.get(code).answer)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(lang.codes())
+
+    def __len__(self) -> int:
+        return len(lang.codes())
+
+
+DISCLAIMERS = PackStrings(lambda answer: answer.disclaimer)  # appended to every medical answer
+REFUSALS = PackStrings(lambda answer: answer.refusal)  # the reply when the evidence does not answer
 
 
 def disclaimer(language: str) -> str:
-    return DISCLAIMERS.get(language, DISCLAIMERS["en"])
+    """The disclaimer in ``language`` (an unknown language: the pivot's)."""
+    return lang.get_or_pivot(language).answer.disclaimer
 
 
 def refusal(language: str) -> str:
-    return REFUSALS.get(language, REFUSALS["en"])
+    """The no-evidence refusal in ``language`` (an unknown language: the pivot's)."""
+    return lang.get_or_pivot(language).answer.refusal
 
 
 @dataclass(frozen=True)
@@ -52,7 +68,7 @@ class Answer:
     content: str
     citations: list[Citation] = field(default_factory=list)
     refused: bool = False
-    language: str = "en"
+    language: str = lang.PIVOT
     model_used: str = ""
     disclaimer: str = ""
     sentences: list[tuple[str, int]] = field(default_factory=list)  # (sentence, citation number)

@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from medgraph import lang
 from medgraph.embed.lexical import tokenize
 from medgraph.generate.prompt import NumberedEvidence
+from medgraph.lang import LanguagePack
 
 MARKER = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*)\s*\]")
 _MARKER_AT = re.compile(r"\s*\[\s*\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*\s*\]")
 _PARTIAL_MARKER = re.compile(r"\s*\[[\d,;–\-\s]*$")
-_TERMINATORS = ".!?。！？"
-_CJK_TERMINATORS = "。！？"
+_TERMINATORS = ".!?"  # a sentence ends at one of them when a space (or the end) follows
 _MIN_CHARS = 4
 
 
@@ -91,11 +93,22 @@ def ground_sentence(sentence: str, numbered: NumberedEvidence, min_support: floa
     return None
 
 
+@lru_cache(maxsize=8)
+def _closing_marks(packs: tuple[LanguagePack, ...]) -> str:
+    """The packs' sentence-final marks that no space follows (Chinese "。！？")."""
+    return "".join(dict.fromkeys(ch for pack in packs for ch in pack.answer.closing_marks))
+
+
 class SentenceSplitter:
-    """Incremental sentence splitter for streamed text (markers stay with their sentence)."""
+    """Incremental sentence splitter for streamed text (markers stay with their sentence).
+
+    A sentence ends at ".", "!" or "?" followed by a space, and at any pack's closing mark ("。").
+    """
 
     def __init__(self) -> None:
         self.buffer = ""
+        self._closing = _closing_marks(lang.packs())
+        self._terminators = _TERMINATORS + self._closing
 
     def feed(self, delta: str) -> list[str]:
         self.buffer += delta
@@ -113,7 +126,7 @@ class SentenceSplitter:
                 out.append(buf[start:i])
                 start = i = i + 1
                 continue
-            if ch not in _TERMINATORS:
+            if ch not in self._terminators:
                 i += 1
                 continue
             j = i + 1
@@ -122,7 +135,7 @@ class SentenceSplitter:
             rest = buf[j:]
             if not final and (not rest.strip() or _PARTIAL_MARKER.match(rest)):
                 break  # a marker may still follow this full stop
-            if ch in _CJK_TERMINATORS or not rest or rest[0].isspace():
+            if ch in self._closing or not rest or rest[0].isspace():
                 out.append(buf[start:j])
                 start = i = j
                 continue

@@ -6,7 +6,7 @@ that contains it. Quoting keeps each sentence's language; the answer speaks the 
 only in its lead line.
 
 1. Evidence below ``answer.min_relevance`` (the reranker's calibrated relevance) is not used.
-2. Every sentence of the rest (in the asker's language or English, see 4) is scored for the
+2. Every sentence of the rest (in the asker's language or English, see 5) is scored for the
    question (``medgraph.generate.sentences``: passage relevance, IDF-weighted term overlap, the
    question's entities, the kind of answer asked for, finding vs aim, and with an embedder the
    dense question–sentence similarity; weights ``answer.sentence_weights``).
@@ -23,14 +23,15 @@ only in its lead line.
    passage is no answer for a German reader; the English or German version of the same finding
    usually exists): with nothing left, the answer is a refusal.
 6. When some quoted sentence is in English and the question is not, a lead line in the asker's
-   language says so and names the question's entities found (their MeSH names in that language):
-   "Belege aus englischsprachigen Quellen zu Diabetes Mellitus:".
+   language (its pack's ``lead``) says so and names the question's entities found (their MeSH
+   names in that language): "Belege aus englischsprachigen Quellen zu Diabetes Mellitus:".
 """
 
 from __future__ import annotations
 
 from functools import partial
 
+from medgraph import lang
 from medgraph.config.models import AnswerConfig
 from medgraph.embed.base import Embedder, dense_feature
 from medgraph.generate.aspects import addresses, asked_aspects
@@ -39,25 +40,14 @@ from medgraph.generate.sentences import ScoredSentence, score_sentences
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 
 DENSE_SENTENCE_CHARS = 300  # a sentence's dense feature reads at most its first 300 characters
-LANGUAGE_NAMES = {
-    "en": {"en": "English", "de": "German", "zh": "Chinese"},
-    "de": {"en": "englischsprachigen", "de": "deutschsprachigen", "zh": "chinesischsprachigen"},
-    "zh": {"en": "英文", "de": "德文", "zh": "中文"},
-}
 
 
 def lead_line(language: str, quote_languages: list[str], names: list[str]) -> str:
-    """One line in the asker's language: the quotes are in other languages, about ``names``."""
-    lang = language if language in LANGUAGE_NAMES else "en"
-    langs = [LANGUAGE_NAMES[lang].get(q, q) for q in quote_languages]
-    if lang == "de":
-        about = f" zu {', '.join(names)}" if names else ""
-        return f"Belege aus {' und '.join(langs)} Quellen{about}:"
-    if lang == "zh":
-        about = f"关于{'、'.join(names)}的" if names else ""
-        return f"以下是{'和'.join(langs)}文献中{about}证据："
-    about = f" on {', '.join(names)}" if names else ""
-    return f"Evidence from {' and '.join(langs)} sources{about}:"
+    """One line in the asker's language (its pack's ``lead``): the quotes are in other languages, about ``names``."""
+    strings = lang.get_or_pivot(language).answer
+    langs = [strings.language_names.get(q, q) for q in quote_languages]
+    about = strings.lead_about.format(names=strings.list_separator.join(names)) if names else ""
+    return strings.lead.format(languages=strings.conjunction_and.join(langs), about=about)
 
 
 class ExtractiveComposer:
@@ -84,9 +74,10 @@ class ExtractiveComposer:
     def generate(self, question: str, analysis: QueryAnalysis, evidence: list[Candidate]) -> Answer:
         usable = [c for c in evidence if c.chunk is not None and c.relevance >= self.cfg.min_relevance]
         chosen = self.select(analysis, usable)
-        lang = analysis.language
+        language = analysis.language
         if not chosen:
-            return Answer(refusal(lang), refused=True, language=lang, model_used=self.name, disclaimer=disclaimer(lang))
+            return Answer(refusal(language), refused=True, language=language, model_used=self.name,
+                          disclaimer=disclaimer(language))
         numbers: dict[str, int] = {}
         citations: list[Citation] = []
         parts: list[str] = []
@@ -100,12 +91,12 @@ class ExtractiveComposer:
             sentences.append((item.sentence, numbers[chunk_id]))
         lead = self._lead(analysis, chosen)
         content = " ".join([lead, *parts] if lead else parts)
-        return Answer(content, citations, False, lang, self.name, disclaimer(lang), sentences, lead=lead)
+        return Answer(content, citations, False, language, self.name, disclaimer(language), sentences, lead=lead)
 
     def select(self, analysis: QueryAnalysis, usable: list[Candidate]) -> list[ScoredSentence]:
         """The sentences that answer, in evidence then text order; [] when none should be quoted."""
         dense = partial(self._dense, analysis=analysis) if self.embedder is not None else None
-        readable = [c for c in usable if c.chunk is not None and c.chunk.language in (analysis.language, "en")]
+        readable = [c for c in usable if c.chunk is not None and c.chunk.language in (analysis.language, lang.PIVOT)]
         scored = score_sentences(analysis, readable, self.cfg.sentence_weights, dense, self.cfg.sentence_dense,
                                  self.cfg.dense_passages, self.cfg.dense_max_sentences)
         if not scored:

@@ -1,29 +1,18 @@
 """The grounded-answer prompt: the question and numbered evidence passages, in the question's language.
 
 Input: the question, its language and the reranked evidence. Output: chat messages telling the
-model to answer only from passages [1]..[n] and to cite each statement with its [N], plus the
-``NumberedEvidence`` (N → candidate) that citations are resolved against.
+model to answer only from passages [1]..[n] and to cite each statement with its [N] (the
+instructions and labels of the question's language pack), plus the ``NumberedEvidence``
+(N → candidate) that citations are resolved against.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from medgraph import lang
 from medgraph.llm.base import Message
 from medgraph.retrieve.types import Candidate
-
-INSTRUCTIONS = {
-    "en": ("You answer clinical questions using only the numbered evidence passages. After every "
-           "sentence, cite the passage that supports it as [N]. Do not use outside knowledge. If the "
-           "passages do not answer the question, say that the evidence is insufficient. Answer in English."),
-    "de": ("Du beantwortest klinische Fragen ausschließlich mit den nummerierten Belegstellen. Zitiere nach "
-           "jedem Satz die stützende Stelle als [N]. Nutze kein Wissen außerhalb der Stellen. Wenn die Stellen "
-           "die Frage nicht beantworten, sage, dass die Belege nicht ausreichen. Antworte auf Deutsch."),
-    "zh": ("你只能根据编号的证据段落回答临床问题。每句话后用 [N] 标注支持它的段落。不要使用段落以外的知识。"
-           "如果段落无法回答问题，请说明证据不足。请用中文回答。"),
-}
-LABELS = {"en": ("Evidence", "Question", "Answer"), "de": ("Belege", "Frage", "Antwort"),
-          "zh": ("证据", "问题", "回答")}
 
 
 @dataclass(frozen=True)
@@ -49,23 +38,22 @@ def _cut(text: str, limit: int) -> str:
 def number_evidence(evidence: list[Candidate], max_passages: int, max_chars: int,
                     min_relevance: float = 0.0, language: str | None = None) -> NumberedEvidence:
     """The usable passages (relevance ≥ ``min_relevance``), at most ``max_passages``; with the
-    question's ``language``, passages in it or in English come first (the model answers in the
-    asker's language and a third language is the hardest evidence to read right)."""
+    question's ``language``, passages in it or in the pivot language (English) come first (the model
+    answers in the asker's language and a third language is the hardest evidence to read right)."""
     usable = [c for c in evidence if c.chunk is not None and c.relevance >= min_relevance]
     if language is not None:
-        usable.sort(key=lambda c: c.chunk is None or c.chunk.language not in (language, "en"))  # stable
+        usable.sort(key=lambda c: c.chunk is None or c.chunk.language not in (language, lang.PIVOT))  # stable
     usable = usable[:max_passages]
     texts = tuple(_cut(c.chunk.text, max_chars) for c in usable if c.chunk is not None)
     return NumberedEvidence(tuple(usable), texts)
 
 
 def build_messages(question: str, language: str, numbered: NumberedEvidence) -> list[Message]:
-    lang = language if language in INSTRUCTIONS else "en"
-    evidence_label, question_label, answer_label = LABELS[lang]
+    strings = lang.get_or_pivot(language).answer
     passages = []
     for n, (cand, text) in enumerate(zip(numbered.candidates, numbered.texts, strict=True), start=1):
         title = cand.chunk.title if cand.chunk is not None and cand.chunk.title else ""
         passages.append(f"[{n}] {title + ': ' if title else ''}{text}")
-    user = (f"{evidence_label}:\n" + "\n".join(passages) +
-            f"\n\n{question_label}: {question}\n{answer_label}:")
-    return [{"role": "system", "content": INSTRUCTIONS[lang]}, {"role": "user", "content": user}]
+    user = (f"{strings.evidence_label}:\n" + "\n".join(passages) +
+            f"\n\n{strings.question_label}: {question}\n{strings.answer_label}:")
+    return [{"role": "system", "content": strings.instructions}, {"role": "user", "content": user}]

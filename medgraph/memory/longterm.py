@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medgraph import lang
+from medgraph.lang import LanguagePack
 from medgraph.memory.backends import open_app_database
 from medgraph.memory.database import Transaction, clock
 
@@ -198,7 +200,7 @@ class LongTermMemory:
         user_id: str | None,
         mesh_ids: Iterable[str],
         k: int = 3,
-        language: str = "en",
+        language: str = lang.PIVOT,
         now: float | None = None,
     ) -> list[Memory]:
         """This user's memories about any of ``mesh_ids``, best first.
@@ -207,7 +209,7 @@ class LongTermMemory:
         memory is about. Ties go to the newer memory. Empty for an anonymous user. Recalling does
         not reinforce: call ``reinforce`` for the memories an answer actually used.
         """
-        label_language = _check_language(language)
+        label_language = _time_labels(language).code
         ids = _distinct(mesh_ids)
         if user_id is None or not ids or k <= 0:
             return []
@@ -264,44 +266,42 @@ class LongTermMemory:
 
 # --- relative time labels ------------------------------------------------------------------
 
-# (unit length in seconds, EN singular, EN plural, DE singular, DE plural (dative), ZH unit)
-_UNITS: tuple[tuple[float, str, str, str, str, str], ...] = (
-    (365 * DAY_S, "year", "years", "Jahr", "Jahren", "年"),
-    (30 * DAY_S, "month", "months", "Monat", "Monaten", "个月"),
-    (7 * DAY_S, "week", "weeks", "Woche", "Wochen", "周"),
-    (DAY_S, "day", "days", "Tag", "Tagen", "天"),
-    (3600.0, "hour", "hours", "Stunde", "Stunden", "小时"),
-    (60.0, "minute", "minutes", "Minute", "Minuten", "分钟"),
+# (unit length in seconds, unit): each pack's ``AnswerStrings.time_units`` names the unit
+_UNITS: tuple[tuple[float, str], ...] = (
+    (365 * DAY_S, "year"),
+    (30 * DAY_S, "month"),
+    (7 * DAY_S, "week"),
+    (DAY_S, "day"),
+    (3600.0, "hour"),
+    (60.0, "minute"),
 )
-_JUST_NOW = {"en": "just now", "de": "gerade eben", "zh": "刚刚"}
 
 
 def relative_time_label(seconds: float, language: str) -> str:
     """How long ago, in words: ``"just now"``, ``"3 days ago"``, ``"vor 3 Monaten"``, ``"3个月前"``.
 
     The largest whole unit (year = 365 days, month = 30 days, week, day, hour, minute), rounded
-    down; under a minute (or a negative age, from clock skew) is "just now". ``language``: en,
-    de or zh (ValueError otherwise).
+    down; under a minute (or a negative age, from clock skew) is "just now". ``language``: the
+    code of a registered pack, whose ``just_now``, ``time_ago`` and ``time_units`` are used
+    (ValueError otherwise).
     """
-    lang = _check_language(language)
+    strings = _time_labels(language).answer
     if math.isnan(seconds):
         raise ValueError("seconds must be a number")
-    for length, en_one, en_many, de_one, de_many, zh_unit in _UNITS:
+    for length, unit in _UNITS:
         count = int(seconds // length) if seconds >= length else 0
         if count:
-            if lang == "zh":
-                return f"{count}{zh_unit}前"
-            if lang == "de":
-                return f"vor {count} {de_one if count == 1 else de_many}"
-            return f"{count} {en_one if count == 1 else en_many} ago"
-    return _JUST_NOW[lang]
+            one, many = strings.time_units[unit]
+            return strings.time_ago.format(count=count, unit=one if count == 1 else many)
+    return strings.just_now
 
 
-def _check_language(language: str) -> str:
-    lang = language.lower()
-    if lang not in _JUST_NOW:
-        raise ValueError(f"no time labels for language {language!r} (en, de, zh)")
-    return lang
+def _time_labels(language: str) -> LanguagePack:
+    """The pack whose time labels ``language`` asks for; ValueError for an unregistered language."""
+    code = language.lower()
+    if not lang.is_known(code):
+        raise ValueError(f"no time labels for language {language!r} ({', '.join(lang.codes())})")
+    return lang.get(code)
 
 
 def _distinct(values: Iterable[str]) -> list[str]:

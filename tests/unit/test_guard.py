@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from medgraph import lang as languages
 from medgraph.agent.guard import (
     HAZARDS,
     LLAMA_GUARD_NAMES,
@@ -42,7 +43,8 @@ GUARD = RuleGuard()
 def test_every_category_has_rules_and_cases_in_three_languages() -> None:
     assert [r.code for r in RULES] == list(HAZARDS)
     for rule in RULES:
-        assert rule.en and rule.de and rule.zh, rule.code
+        for code in ("en", "de", "zh"):
+            assert languages.get(code).guard.inputs.get(rule.code), (rule.code, code)
     for code in HAZARDS:
         for lang in ("en", "de", "zh"):
             blocked, allowed = CASES[code][lang]
