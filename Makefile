@@ -95,12 +95,19 @@ serve: install
 ## PostgreSQL), run the whole default suite, stop them
 SERVICES_STOP = $(MAKE) --no-print-directory postgres-stop; $(MAKE) --no-print-directory redis-stop; \
 	$(MAKE) --no-print-directory qdrant-stop; $(MAKE) --no-print-directory neo4j-stop
+## The unit tests run in $(TEST_WORKERS) processes, a test file per process (their module fixtures are built
+## once); the vocabulary every test shares is built first, so the processes do not both build it.
+## The tests that start servers, Ray clusters and browsers run after them, in one process.
+TEST_WORKERS ?= 2
 test: install-test install-llm
 	@$(MAKE) --no-print-directory neo4j-start
 	@{ $(MAKE) --no-print-directory qdrant-start && $(MAKE) --no-print-directory redis-start \
 	   && $(MAKE) --no-print-directory postgres-start; } || { $(SERVICES_STOP); exit 1; }
-	@status=0; MEDGRAPH_QDRANT_URL=$$(cat $(QDRANT_DIR)/url 2>/dev/null) MEDGRAPH_REDIS_URL=$$(cat $(REDIS_DIR)/url 2>/dev/null) \
-	  MEDGRAPH_APP_DB_URL=$$(cat $(POSTGRES_DIR)/url 2>/dev/null) PYTHONFAULTHANDLER=1 $(PY) -m pytest -q -ra --durations=40 tests || status=$$?; \
+	@status=0; export MEDGRAPH_QDRANT_URL=$$(cat $(QDRANT_DIR)/url 2>/dev/null) MEDGRAPH_REDIS_URL=$$(cat $(REDIS_DIR)/url 2>/dev/null) \
+	  MEDGRAPH_APP_DB_URL=$$(cat $(POSTGRES_DIR)/url 2>/dev/null) PYTHONFAULTHANDLER=1; \
+	$(PY) -m jobs.build_vocabulary --config configs/local.yaml >/dev/null || status=$$?; \
+	$(PY) -m pytest -q -ra --durations=40 -n $(TEST_WORKERS) --dist loadfile tests/unit || status=$$?; \
+	$(PY) -m pytest -q -ra --durations=40 tests --ignore=tests/unit || status=$$?; \
 	$(SERVICES_STOP); exit $$status
 
 ## neo4j-start / neo4j-stop: the local Neo4j 5.26 + GDS server of cluster/neo4j (Java 17 + Maven).

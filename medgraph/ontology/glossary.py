@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import os
 import pickle
 import re
 import time
@@ -217,7 +218,7 @@ class Glossary:
 
     def save(self, directory: str | Path) -> Path:
         out = Path(directory) / FILE_NAME
-        tmp = out.with_suffix(".tmp")
+        tmp = out.with_suffix(f".{os.getpid()}.tmp")  # one per process: two builds never share a file
         # the tables read backwards are saved too: built on load they cost every analyzer replica ~5-9 s
         reverse = {language: self._reverse(language) for language in self.languages()}
         with gzip.open(tmp, "wb", compresslevel=3) as fh:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import pickle
 import re
 import time
@@ -255,11 +256,13 @@ class Vocabulary:
             **{p.lexicon.vocabulary_name: self.forms_index(p.code) for p in _forms_packs() if p.lexicon.vocabulary_name},
             "general": self.general_words,
         }
-        tmp = out / "vocab.pkl.tmp"
+        tmp = out / f"vocab.pkl.{os.getpid()}.tmp"  # one per process: two builds never share a file
         with open(tmp, "wb") as fh:
             pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(out / "vocab.pkl")
-        (out / "manifest.json").write_text(json.dumps(self.manifest, indent=2, ensure_ascii=False))
+        manifest = out / f"manifest.json.{os.getpid()}.tmp"
+        manifest.write_text(json.dumps(self.manifest, indent=2, ensure_ascii=False))
+        manifest.replace(out / "manifest.json")
         if self._glossary is not None:
             self._glossary.save(out)
         return out
