@@ -10,6 +10,7 @@ export RAY_AUTH_MODE ?= disabled
 export RAY_USAGE_STATS_ENABLED ?= 0
 
 .PHONY: install install-test web install-llm system-deps demo serve test test-unit lint vocab clean neo4j-start neo4j-stop \
+	tracing-start tracing-stop \
 	qdrant-start qdrant-stop redis-start redis-stop postgres-start postgres-stop ray-local-start ray-local-stop ray-local-status
 
 TEST_STAMP := $(VENV)/.installed-test-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
@@ -83,18 +84,33 @@ QUESTION ?= What are the minimum expectations for hand hygiene in outpatient set
 
 ## demo: install, build the bundled demo corpus with the Ray jobs (corpus, then communities), start the Serve app, ask a question
 demo: install
-	$(PY) -m jobs.build_corpus --config configs/local.yaml --input data/demo
+	@if [ "$(TRACING)" = 1 ]; then $(MAKE) --no-print-directory tracing-start; fi
+	$(PY) -m jobs.build_corpus --config configs/local.yaml --input data/demo $(TRACING_SET)
 	$(PY) -m jobs.build_communities --config configs/local.yaml
-	$(PY) -m serve.demo --config configs/local.yaml --question "$(QUESTION)"
+	$(PY) -m serve.demo --config configs/local.yaml --question "$(QUESTION)" $(TRACING_SET)
 
 ## serve: start the Serve app on the built corpus and keep it running (Ctrl-C to stop)
 serve: install
-	$(PY) -m serve.demo --config configs/local.yaml --question "$(QUESTION)" --keep-running
+	@if [ "$(TRACING)" = 1 ]; then $(MAKE) --no-print-directory tracing-start; fi
+	$(PY) -m serve.demo --config configs/local.yaml --question "$(QUESTION)" --keep-running $(TRACING_SET)
+
+## tracing-start / tracing-stop: the tracing backend, Arize Phoenix, in a virtual environment of its own
+## (cluster/phoenix/phoenix-dev.sh), UI and OTLP/HTTP on 127.0.0.1:6006. `make demo TRACING=1` starts it
+## and traces the build and every request of the demo (docs/operations.md, "Tracing").
+PHOENIX_DIR ?= $(abspath $(MEDGRAPH_HOME))/phoenix
+TRACING ?= 0
+TRACING_SET = $(if $(filter 1,$(TRACING)),--set tracing.enabled=true,)
+tracing-start:
+	@cluster/phoenix/phoenix-dev.sh start $(PHOENIX_DIR)
+
+tracing-stop:
+	@cluster/phoenix/phoenix-dev.sh stop $(PHOENIX_DIR)
 
 ## test: install, start the services the tests need (Neo4j + GDS, the Qdrant server, Redis,
-## PostgreSQL), run the whole default suite, stop them
+## PostgreSQL, the Phoenix tracing backend), run the whole default suite, stop them
 SERVICES_STOP = $(MAKE) --no-print-directory postgres-stop; $(MAKE) --no-print-directory redis-stop; \
-	$(MAKE) --no-print-directory qdrant-stop; $(MAKE) --no-print-directory neo4j-stop
+	$(MAKE) --no-print-directory qdrant-stop; $(MAKE) --no-print-directory neo4j-stop; \
+	$(MAKE) --no-print-directory tracing-stop
 ## The unit tests run in $(TEST_WORKERS) processes, a test file per process (their module fixtures are built
 ## once); the vocabulary every test shares is built first, so the processes do not both build it.
 ## The tests that start servers, Ray clusters and browsers run after them, in one process.
@@ -102,9 +118,11 @@ TEST_WORKERS ?= 2
 test: install-test install-llm
 	@$(MAKE) --no-print-directory neo4j-start
 	@{ $(MAKE) --no-print-directory qdrant-start && $(MAKE) --no-print-directory redis-start \
-	   && $(MAKE) --no-print-directory postgres-start; } || { $(SERVICES_STOP); exit 1; }
+	   && $(MAKE) --no-print-directory postgres-start && $(MAKE) --no-print-directory tracing-start; } \
+	   || { $(SERVICES_STOP); exit 1; }
 	@status=0; export MEDGRAPH_QDRANT_URL=$$(cat $(QDRANT_DIR)/url 2>/dev/null) MEDGRAPH_REDIS_URL=$$(cat $(REDIS_DIR)/url 2>/dev/null) \
-	  MEDGRAPH_APP_DB_URL=$$(cat $(POSTGRES_DIR)/url 2>/dev/null) PYTHONFAULTHANDLER=1; \
+	  MEDGRAPH_APP_DB_URL=$$(cat $(POSTGRES_DIR)/url 2>/dev/null) MEDGRAPH_TRACING_URL=$$(cat $(PHOENIX_DIR)/url 2>/dev/null) \
+	  MEDGRAPH_PHOENIX_DIR=$(PHOENIX_DIR) PYTHONFAULTHANDLER=1; \
 	$(PY) -m jobs.build_vocabulary --config configs/local.yaml >/dev/null || status=$$?; \
 	$(PY) -m pytest -q -ra --durations=40 -n $(TEST_WORKERS) --dist loadfile tests/unit || status=$$?; \
 	$(PY) -m pytest -q -ra --durations=40 tests --ignore=tests/unit || status=$$?; \

@@ -28,14 +28,18 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobs.cli import finish, job_parser, start_logging
 from medgraph.config import MedGraphConfig, load_config
 from medgraph.config.models import StageResources
 from medgraph.index.writer import CorpusWriter, WriteStats
 from medgraph.ingest.loaders import expand_inputs, plan_shards
+from medgraph.observe import tracing
 from medgraph.schemas import Failure
+
+if TYPE_CHECKING:
+    from jobs.stages import BuildTrace
 
 log = logging.getLogger("medgraph.build_corpus")
 
@@ -60,6 +64,13 @@ def pool_options(res: StageResources) -> dict[str, Any]:
     return pool
 
 
+def build_trace(cfg: MedGraphConfig) -> BuildTrace | None:
+    """The current build span's context for the stage actors (None when tracing is off)."""
+    from jobs.stages import BuildTrace
+
+    return BuildTrace(cfg.tracing, tracing.carrier()) if cfg.tracing.enabled else None
+
+
 def parsed_dataset(cfg: MedGraphConfig, shards: list[Any], complete: dict[str, str]) -> Any:
     """Shards → parse (the ``load`` pool) → OCR + chunk (the ``parse.ocr.pool``): chunk rows."""
     import ray
@@ -68,9 +79,11 @@ def parsed_dataset(cfg: MedGraphConfig, shards: list[Any], complete: dict[str, s
 
     items = [{"path": s.path, "start": s.start, "stop": -1 if s.stop is None else s.stop} for s in shards]
     ds = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
-    ds = ds.flat_map(Parse, fn_constructor_kwargs={"parse": cfg.parse}, **pool_options(cfg.pipeline.load))
+    trace = build_trace(cfg)
+    ds = ds.flat_map(Parse, fn_constructor_kwargs={"parse": cfg.parse, "trace": trace}, **pool_options(cfg.pipeline.load))
     return ds.flat_map(
-        OcrAndChunk, fn_constructor_kwargs={"parse": cfg.parse, "chunking": cfg.chunking, "complete": complete},
+        OcrAndChunk, fn_constructor_kwargs={"parse": cfg.parse, "chunking": cfg.chunking, "complete": complete,
+                                            "trace": trace},
         **pool_options(cfg.parse.ocr.pool),
     )
 
@@ -83,11 +96,11 @@ def build_dataset(cfg: MedGraphConfig, shards: list[Any], complete: dict[str, st
     ds = ds.map_batches(
         Extract, batch_size=p.extract.batch_size, batch_format="numpy", **pool_options(p.extract),
         fn_constructor_kwargs={"vocab_path": cfg.vocabulary.path, "ner": cfg.ner, "linking": cfg.linking,
-                               "normalise_text": cfg.normalise.enabled},
+                               "normalise_text": cfg.normalise.enabled, "trace": build_trace(cfg)},
     )
     return ds.map_batches(
         Embed, batch_size=p.embed.batch_size, batch_format="numpy", **pool_options(p.embed),
-        fn_constructor_kwargs={"cfg": cfg.embedding},
+        fn_constructor_kwargs={"cfg": cfg.embedding, "trace": build_trace(cfg)},
     )
 
 
@@ -102,7 +115,8 @@ def write_dataset(cfg: MedGraphConfig, ds: Any, run_id: str) -> Any:
 
     return ds.map_batches(
         Write, batch_size=cfg.pipeline.write.batch_size, batch_format="numpy", **pool_options(cfg.pipeline.write),
-        fn_constructor_kwargs={"stores": cfg.stores, "vocab_path": cfg.vocabulary.path, "run_id": run_id},
+        fn_constructor_kwargs={"stores": cfg.stores, "vocab_path": cfg.vocabulary.path, "run_id": run_id,
+                               "trace": build_trace(cfg)},
     )
 
 
@@ -146,7 +160,9 @@ def consume(ds: Any, writer: CorpusWriter, run_id: str, batch_size: int, progres
     from jobs.stages import write_batch
 
     for batch in ds.iter_batches(batch_size=batch_size, batch_format="numpy"):
-        stats, failed, skipped = write_batch(writer, run_id, batch)
+        with tracing.span("build.write", {"rows_in": len(batch["kind"])}) as span:
+            stats, failed, skipped = write_batch(writer, run_id, batch)
+            span.set_attributes({"chunks": stats.chunks, "mentions": stats.mentions, "failures": len(failed)})
         progress.add_failures(failed)
         progress.skipped += skipped
         progress.stats.add(stats)
@@ -171,12 +187,23 @@ def open_writer(cfg: MedGraphConfig, vocab: Any, dense_dim: int, sparse_idf: boo
 
 
 def build_corpus(cfg: MedGraphConfig, inputs: list[str], run_id: str | None = None) -> dict[str, Any]:
-    """Run the whole build; returns the summary that is also recorded as the run's status."""
+    """Run the whole build (one trace, ``corpus.build``, when tracing is on); returns the summary
+    that is also recorded as the run's status."""
+    tracing.setup_process(cfg.tracing, "medgraph-build")
+    run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    with tracing.span("corpus.build", {"run_id": run_id, "inputs": [str(i) for i in inputs]}) as span:
+        summary = _build(cfg, inputs, run_id)
+        span.set_attributes({"status": summary["status"], "documents": summary["documents_written"],
+                             "chunks": summary["chunks_written"], "failures": len(summary["failures"])})
+    tracing.flush()
+    return summary
+
+
+def _build(cfg: MedGraphConfig, inputs: list[str], run_id: str) -> dict[str, Any]:
     from jobs.ray_runtime import init_ray
     from medgraph.embed import make_embedder
 
     started = time.time()
-    run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
     vocab = ensure_vocabulary(cfg)
     probe = make_embedder(cfg.embedding)
     writer = open_writer(cfg, vocab, probe.dim, cfg.embedding.sparse == "lexical")

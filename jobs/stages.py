@@ -13,10 +13,12 @@ step fails on a document, each of its chunk rows becomes a failure row with the 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
-from collections.abc import Iterable
-from dataclasses import replace
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -29,6 +31,7 @@ from medgraph.config.models import (
     ParseConfig,
     StoresConfig,
 )
+from medgraph.config.observe import TracingConfig
 from medgraph.index.pipeline import chunk_documents, embed_chunks, extract_mentions
 from medgraph.index.writer import IndexedChunk
 from medgraph.ingest.chunking import Chunker
@@ -40,11 +43,72 @@ from medgraph.ingest.loaders import (
     relocate_document,
 )
 from medgraph.ingest.storage import file_doc_id, local_copy
+from medgraph.observe import metrics, tracing
 from medgraph.schemas import Chunk, Document, Failure, mentions_from_json, mentions_to_json
 
 log = logging.getLogger(__name__)
 
 Batch = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BuildTrace:
+    """A build's trace, handed to every stage actor: the tracing config and the driver's context
+    (``medgraph.observe.tracing.carrier``). Each batch a stage handles is then a span of it."""
+
+    cfg: TracingConfig
+    carrier: dict[str, str]
+
+
+class Stage:
+    """A stage of the corpus build's dataset: its actors take the build's trace (None: untraced)."""
+
+    trace: BuildTrace | None = None
+
+
+def traced(stage: str) -> Callable[[Callable[[Any, Any], Any]], Callable[[Any, Any], Any]]:
+    """A stage's ``__call__`` timed and counted (``medgraph_build_batch_seconds``,
+    ``medgraph_build_rows_total``) and, when the stage was given the build's trace (``self.trace``),
+    a span of it (``build.<stage>``: rows in and out, failures)."""
+
+    def wrap(call: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        @functools.wraps(call)
+        def inner(self: Any, batch: Any) -> Any:
+            started, rows = time.perf_counter(), _count(batch)
+            trace: BuildTrace | None = self.trace
+            if trace is None or not tracing.setup_process(trace.cfg, "medgraph-build"):
+                out = call(self, batch)
+            else:
+                with tracing.continued(trace.carrier), tracing.span(f"build.{stage}", {"rows_in": rows}) as span:
+                    out = call(self, batch)
+                    span.set_attributes({"rows_out": _count(out), "failures": _failures(out)})
+            metrics.observe("medgraph_build_batch_seconds", time.perf_counter() - started, stage=stage)
+            metrics.count("medgraph_build_rows_total", rows, stage=stage)
+            return out
+
+        return inner
+
+    return wrap
+
+
+def _count(rows: Any) -> int:
+    """Rows in a list of rows, a column batch (``kind``: one per row) or one row (a dict of scalars)."""
+    if isinstance(rows, list):
+        return len(rows)
+    if isinstance(rows, dict) and rows:
+        first = rows["kind"] if "kind" in rows else next(iter(rows.values()))
+        return len(first) if isinstance(first, (list, np.ndarray)) else 1
+    return 1
+
+
+def _failures(rows: Any) -> int:
+    if isinstance(rows, list):
+        return sum(1 for r in rows if r.get("kind") == "failure")
+    if isinstance(rows, dict) and isinstance(rows.get("kind"), (list, np.ndarray)):
+        return int(sum(1 for k in rows["kind"] if k == "failure"))
+    if isinstance(rows, dict) and "failures_json" in rows:
+        return sum(len(json.loads(str(f))) for f in rows["failures_json"])
+    return 0
 
 
 def _base_row(kind: str) -> dict[str, Any]:
@@ -89,16 +153,18 @@ def parser_sandbox(parse: ParseConfig) -> Any:
     return Sandbox(parse.memory_mb) if parse.isolate else None
 
 
-class Parse:
+class Parse(Stage):
     """Shard row → document rows. A PDF is parsed in the actor's isolated process (time and memory
     limits per document, ``parse:`` in the config): the text layer with layout, or the model tier;
     a PDF with pages to OCR travels on as ``ocr`` with its parsed pages. Other files go through
     the loaders. A document that fails here becomes a failure row; the job goes on."""
 
-    def __init__(self, parse: ParseConfig) -> None:
+    def __init__(self, parse: ParseConfig, trace: BuildTrace | None = None) -> None:
         self.cfg = parse
         self.sandbox = parser_sandbox(parse)
+        self.trace = trace
 
+    @traced("parse")
     def __call__(self, row: dict[str, Any]) -> list[dict[str, Any]]:
         from medgraph.ingest.isolation import run_isolated
 
@@ -150,18 +216,21 @@ def _reason(exc: Exception) -> str:
     return str(exc) if isinstance(exc, IsolationError) else f"{type(exc).__name__}: {exc}"
 
 
-class OcrAndChunk:
+class OcrAndChunk(Stage):
     """Document rows → chunk rows. Pages without a text layer are OCR'd in the actor's isolated
     process (``parse.ocr``: engine per language, DPI, per-page and per-document time limits, the
     same memory limit), the document is assembled, then chunked. Documents already complete with
     the same content are skipped; a failure is recorded with its stage and reason."""
 
-    def __init__(self, parse: ParseConfig, chunking: ChunkingConfig, complete: dict[str, str]) -> None:
+    def __init__(self, parse: ParseConfig, chunking: ChunkingConfig, complete: dict[str, str],
+                 trace: BuildTrace | None = None) -> None:
         self.cfg = parse
         self.chunker = Chunker(chunking)
         self.complete = complete
         self.sandbox = parser_sandbox(parse)
+        self.trace = trace
 
+    @traced("ocr_and_chunk")
     def __call__(self, row: dict[str, Any]) -> list[dict[str, Any]]:
         if row["kind"] == "failure":
             return [failure_row(Failure(row["error_source"], row["error_stage"], row["error"], row["doc_id"]))]
@@ -216,7 +285,7 @@ def _fail_rows(batch: Batch, rows: list[int], items: list[IndexedChunk], failure
     batch.update(columns)
 
 
-class Extract:
+class Extract(Stage):
     """Normalise units, then NER + MeSH linking on each chunk (``medgraph.index.pipeline.extract_mentions``).
 
     The whole batch goes to ``EntityExtractor.extract_many`` in one call, so with ``ner.kind: cascade``
@@ -224,13 +293,16 @@ class Extract:
     ``num_gpus``: ``pipeline.extract`` in the config; ``ner.device: cuda``).
     """
 
-    def __init__(self, vocab_path: str, ner: NerConfig, linking: LinkingConfig, normalise_text: bool) -> None:
+    def __init__(self, vocab_path: str, ner: NerConfig, linking: LinkingConfig, normalise_text: bool,
+                 trace: BuildTrace | None = None) -> None:
         from medgraph.link import EntityExtractor
         from medgraph.ontology.vocabulary import Vocabulary
 
         self.extractor = EntityExtractor(Vocabulary.load(vocab_path), ner, linking)
         self.normalise_text = normalise_text
+        self.trace = trace
 
+    @traced("extract")
     def __call__(self, batch: Batch) -> Batch:
         rows = _chunk_rows(batch)
         items = _items(batch, rows)
@@ -245,15 +317,17 @@ class Extract:
         return batch
 
 
-class Embed:
+class Embed(Stage):
     """Dense and sparse vectors for each chunk (``medgraph.index.pipeline.embed_chunks``; zeros / empty
     for failure and skipped rows)."""
 
-    def __init__(self, cfg: EmbeddingConfig) -> None:
+    def __init__(self, cfg: EmbeddingConfig, trace: BuildTrace | None = None) -> None:
         from medgraph.embed import make_embedder
 
         self.embedder = make_embedder(cfg)
+        self.trace = trace
 
+    @traced("embed")
     def __call__(self, batch: Batch) -> Batch:
         rows = _chunk_rows(batch)
         items = _items(batch, rows)
@@ -285,7 +359,7 @@ def batch_failures(rows: list[dict[str, Any]]) -> list[Failure]:
     return list(seen.values())
 
 
-class Write:
+class Write(Stage):
     """A writer actor (builds with server stores): writes its batches of embedded chunk rows straight
     into the graph and vector stores through ``CorpusWriter`` and records the batch's failures.
 
@@ -294,7 +368,7 @@ class Write:
     whichever writer writes its last chunk. Returns one summary row per batch, for the driver's
     progress and the run's summary."""
 
-    def __init__(self, stores: StoresConfig, vocab_path: str, run_id: str) -> None:
+    def __init__(self, stores: StoresConfig, vocab_path: str, run_id: str, trace: BuildTrace | None = None) -> None:
         from medgraph.index.writer import CorpusWriter
         from medgraph.ontology.vocabulary import Vocabulary
         from medgraph.stores import make_graph_store, make_vector_store
@@ -302,7 +376,9 @@ class Write:
         vocab = Vocabulary.load(vocab_path)
         self.writer = CorpusWriter(make_graph_store(stores.graph), make_vector_store(stores.vector), vocab.get)
         self.run_id = run_id
+        self.trace = trace
 
+    @traced("write")
     def __call__(self, batch: Batch) -> Batch:
         stats, failures, skipped = write_batch(self.writer, self.run_id, batch)
         return {

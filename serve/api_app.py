@@ -34,6 +34,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from medgraph.agent.graph import AgentRequest
 from medgraph.config import MedGraphConfig
+from medgraph.observe import metrics
+from medgraph.observe.tracing import trace_id
 from medgraph.stores.errors import StoreUnavailable
 from serve import calls
 from serve.agent import LATE_BACKEND, STORE_DOWN, unavailable_reason
@@ -118,7 +120,8 @@ class BodyLimit:
     Content-Length before anything is read, or while a chunked body is read. Every response names
     the ingress replica that answered (``state.replica``: ``X-MedGraph-Replica``), for operators
     and tests, and the request's ID (``X-Request-ID``: the caller's when it is 1-64 letters, digits,
-    ``.``, ``_`` or ``-``, else a new one); API responses get ``API_SECURITY_HEADERS``. Without keys
+    ``.``, ``_`` or ``-``, else a new one); with tracing on, its trace (``X-Trace-Id``, and
+    ``X-Trace-URL``: the tracing UI's page of it); API responses get ``API_SECURITY_HEADERS``. Without keys
     it first refuses other host names and other sites' state-changing requests (``_cross_site``).
     It reads the state of the app serving the request (Serve runs a copy of ``app``)."""
 
@@ -135,6 +138,12 @@ class BodyLimit:
         rid = given if REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = rid
         added = [(b"x-request-id", rid.encode()), *([(b"x-medgraph-replica", replica)] if replica else [])]
+        tid = trace_id()  # Serve's span of this request in the ingress, when tracing is on
+        if tid:
+            added.append((b"x-trace-id", tid.encode()))
+            ui = str(getattr(state, "trace_ui", ""))
+            if ui:
+                added.append((b"x-trace-url", ui.replace("{trace_id}", tid).encode()))
         plain_send = send
 
         async def send(message: dict[str, Any]) -> None:
@@ -330,6 +339,7 @@ class IngressBase:
         served.state.ingress = self
         served.state.max_body_bytes = self.cfg.max_body_bytes
         served.state.replica = self.replica
+        served.state.trace_ui = self.full_cfg.tracing.ui if self.full_cfg.tracing.enabled else ""
         served.state.origin_guard = (None if self.auth_cfg.required
                                      else frozenset(h.lower().strip("[]") for h in self.cfg.allowed_hosts))
 
@@ -393,8 +403,10 @@ class IngressBase:
     async def _enter(self, slot: Any) -> None:
         from medgraph.auth.gate import GateFull
 
+        started = time.perf_counter()
         try:
             await slot.__aenter__()
+            metrics.observe("medgraph_gate_wait_seconds", time.perf_counter() - started)
         except GateFull as exc:  # the line is full (auth.max_queue), in this replica or, with Redis, in all
             raise ServiceUnavailable(f"the server is at capacity ({exc.max_queue} requests waiting)") from exc
 

@@ -28,10 +28,12 @@ def start(cfg: MedGraphConfig) -> str:
     from ray import serve
 
     from jobs.ray_runtime import init_ray
+    from medgraph.observe.tracing import serve_tracing_config
     from serve.app import build
 
+    tracing = serve_tracing_config(cfg.tracing)  # sets the exporter's environment: before Ray starts
     init_ray(cfg.ray)
-    serve.start(http_options={"host": cfg.serve.host, "port": cfg.serve.port})
+    serve.start(http_options={"host": cfg.serve.host, "port": cfg.serve.port}, tracing_config=tracing)
     serve.run(build(cfg), name="medgraph", route_prefix="/")
     url = f"http://{cfg.serve.host}:{cfg.serve.port}"
     wait_ready(url)

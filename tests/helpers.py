@@ -30,6 +30,7 @@ REQUIRE_FLAGS = {
     "MEDGRAPH_REQUIRE_POSTGRES": "the PostgreSQL server of cluster/postgres (app state)",
     "MEDGRAPH_REQUIRE_REDIS": "the Redis server of cluster/redis (quotas, concurrency, cache)",
     "MEDGRAPH_REQUIRE_BROWSER": "Debian's chromium, Playwright and the web interface's npm packages (make web)",
+    "MEDGRAPH_REQUIRE_TRACING": "the Arize Phoenix tracing backend of cluster/phoenix (make tracing-start)",
 }
 
 

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypedDict
 from medgraph import lang
 from medgraph.generate.aspects import aspect_gap, gap_answer
 from medgraph.generate.base import Answer, disclaimer
+from medgraph.observe import metrics, tracing
 from medgraph.retrieve.fusion import rrf
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.route.types import RouteDecision
@@ -594,8 +595,11 @@ def _timed(name: str, fn: Callable[[AgentState, AgentDeps], Awaitable[dict[str, 
            ) -> Callable[[AgentState], Awaitable[dict[str, Any]]]:
     async def node(state: AgentState) -> dict[str, Any]:
         t0 = time.perf_counter()
-        update = await fn(state, deps)
-        ms = 1000 * (time.perf_counter() - t0) + state.get("timings", {}).get(name, 0.0)
+        with tracing.span(f"agent.{name}", {"openinference.span.kind": "CHAIN"}):
+            update = await fn(state, deps)
+        seconds = time.perf_counter() - t0
+        metrics.observe("medgraph_agent_node_seconds", seconds, node=name)
+        ms = 1000 * seconds + state.get("timings", {}).get(name, 0.0)
         return {**update, "timings": {name: round(ms, 2)}}
 
     return node

@@ -16,6 +16,7 @@ from pydantic import Field, field_validator, model_validator
 from medgraph import lang
 from medgraph.config.base import _Model
 from medgraph.config.llm import RouterConfig, TiersConfig
+from medgraph.config.observe import TracingConfig
 from medgraph.config.pipeline import (  # the corpus build's sections
     ChunkingConfig,
     EmbeddingConfig,
@@ -449,6 +450,7 @@ class MedGraphConfig(_Model):
     communities: CommunitiesConfig = CommunitiesConfig()  # medgraph/community
     agent: AgentConfig = AgentConfig()  # the agent graph (medgraph/agent/graph.py)
     guard: GuardConfig = GuardConfig()  # medgraph/agent/guard.py
+    tracing: TracingConfig = TracingConfig()  # OpenTelemetry traces (medgraph/observe/tracing.py)
 
     @model_validator(mode="after")
     def _communities_engine(self) -> MedGraphConfig:

@@ -21,6 +21,7 @@ from typing import Any
 
 from medgraph.config.llm import LlamaCppEngineConfig
 from medgraph.llm.base import ChatParams, Message, ModelAsleep, ModelUnavailable, release_heap
+from medgraph.observe import tracing
 
 log = logging.getLogger(__name__)
 
@@ -111,13 +112,19 @@ class LlamaCppModel:
                 "stop": list(params.stop) or None, "seed": params.seed, "stream": stream}
 
     def generate(self, messages: list[Message], params: ChatParams) -> str:
-        with self._lock:
+        with tracing.llm_call(self.name, messages) as call, self._lock:
             out = self._require().create_chat_completion(**self._kwargs(messages, params, False))
-        return str(out["choices"][0]["message"].get("content") or "")
+            text = str(out["choices"][0]["message"].get("content") or "")
+            usage = out.get("usage") or {}
+            call.done(text, usage.get("prompt_tokens"), usage.get("completion_tokens"))
+        return text
 
     def stream(self, messages: list[Message], params: ChatParams) -> Iterator[str]:
-        with self._lock:
+        with tracing.llm_call(self.name, messages) as call, self._lock:
+            parts: list[str] = []
             for chunk in self._require().create_chat_completion(**self._kwargs(messages, params, True)):
                 delta = chunk["choices"][0].get("delta", {}).get("content")
                 if delta:
+                    parts.append(str(delta))
                     yield str(delta)
+            call.done("".join(parts), None, len(parts))  # one streamed chunk per token

@@ -15,6 +15,7 @@ from typing import Any
 
 from medgraph.config.llm import OpenAIEngineConfig
 from medgraph.llm.base import ChatParams, Message, ModelAsleep, ModelUnavailable
+from medgraph.observe import tracing
 
 
 def _litellm() -> Any:
@@ -68,12 +69,20 @@ class OpenAICompatModel:
         return _litellm().completion(**kwargs)
 
     def generate(self, messages: list[Message], params: ChatParams) -> str:
-        resp = self._call(messages, params, stream=False)
-        return str(resp.choices[0].message.content or "")
+        with tracing.llm_call(self.cfg.model, messages) as call:
+            resp = self._call(messages, params, stream=False)
+            text = str(resp.choices[0].message.content or "")
+            usage = getattr(resp, "usage", None)  # the provider's reply may leave usage out
+            call.done(text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+        return text
 
     def stream(self, messages: list[Message], params: ChatParams) -> Iterator[str]:
-        for chunk in self._call(messages, params, stream=True):
-            if chunk.choices:
-                delta = chunk.choices[0].delta.content
-                if delta:
-                    yield str(delta)
+        with tracing.llm_call(self.cfg.model, messages) as call:
+            parts: list[str] = []
+            for chunk in self._call(messages, params, stream=True):
+                if chunk.choices:
+                    delta = chunk.choices[0].delta.content
+                    if delta:
+                        parts.append(str(delta))
+                        yield str(delta)
+            call.done("".join(parts), None, len(parts))  # one streamed chunk per token

@@ -26,6 +26,7 @@ from medgraph.embed.base import Embedder, GlossGroups, SparseVector, dense_featu
 from medgraph.embed.lexical import tokenize
 from medgraph.graph.ppr import PPRHit
 from medgraph.lang import PIVOT
+from medgraph.observe import metrics, tracing
 from medgraph.retrieve.fusion import language_weights, rrf
 from medgraph.retrieve.paths import PATHS, CommunityCandidates, QueryVectors, Search
 from medgraph.retrieve.ppr import ProcessPPR
@@ -189,18 +190,24 @@ class Retriever:
         limit = limit or self.cfg.candidates
         per_path: dict[str, list[Candidate]] = {}
         start = time.perf_counter()
-        qv = self.query_vectors(analysis)
+        with tracing.span("retrieve.embed"):
+            qv = self.query_vectors(analysis)
         timings = {"embed": round((time.perf_counter() - start) * 1000, 2)}
         weights = language_weights(self.cfg.weights, self.cfg.language_weights, analysis.language)
         translations: dict[str, str] = {}
         paths = [PATHS[p] for p in self.cfg.paths]
         for path in [p for p in paths if not p.after] + [p for p in paths if p.after]:  # after: they read the rest
             start = time.perf_counter()
-            per_path.update(path.search(Search(self, analysis, limit, qv, per_path, weights, translations)))
+            with tracing.span(f"retrieve.{path.name}", {"openinference.span.kind": "RETRIEVER"}) as span:
+                found = path.search(Search(self, analysis, limit, qv, per_path, weights, translations))
+                span.set_attribute("candidates", sum(len(hits) for hits in found.values()))
+            per_path.update(found)
             timings[path.name] = round((time.perf_counter() - start) * 1000, 2)
+            metrics.observe("medgraph_retrieval_path_seconds", timings[path.name] / 1000, path=path.name)
         fused = rrf(per_path, self.cfg.rrf_k, weights)[:limit]
         start = time.perf_counter()
-        self._load_and_featurise(analysis, fused, qv, list(translations.items()))
+        with tracing.span("retrieve.features"):
+            self._load_and_featurise(analysis, fused, qv, list(translations.items()))
         timings["features"] = round((time.perf_counter() - start) * 1000, 2)
         used = [p for p, hits in per_path.items() if hits]
         if qv.dense is not None:  # carried to the answer step (QueryAnalysis.query_dense)

@@ -183,7 +183,8 @@ function renderDone(turn) {
     d.tier ? el("span", { class: "badge" }, `${t("chat.tier")}: ${d.tier}`) : null,
     el("span", { class: "badge" }, `${t("chat.model")}: ${d.model_used || "—"}`),
     reasons ? el("span", { class: "muted" }, ` ${t("chat.route")}: ${reasons}. `) : null,
-    (d.retrieval_paths_used || []).length ? el("span", { class: "muted" }, `${t("chat.paths")}: ${d.retrieval_paths_used.join(", ")}`) : null);
+    (d.retrieval_paths_used || []).length ? el("span", { class: "muted" }, `${t("chat.paths")}: ${d.retrieval_paths_used.join(", ")}`) : null,
+    turn.traceUrl ? el("a", { class: "trace", href: turn.traceUrl, target: "_blank", rel: "noopener" }, ` ${t("chat.trace")}`) : null);
   fill(turn.el.sources, ...(d.citations || []).length ? [
     el("h3", {}, t("chat.sources")),
     el("ol", { class: "citations" }, ...d.citations.map((c) => el("li", { id: `cite-${c.number}`, value: c.number },
@@ -247,6 +248,7 @@ async function ask(question, list) {
   try {
     const resp = await fetch("/chat/stream", { method: "POST", headers: headers(true), body: JSON.stringify(body) });
     if (!resp.ok) throw await errorOf(resp);
+    turn.traceUrl = resp.headers.get("x-trace-url");  // with tracing on: this request's trace in the tracing UI
     const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
     for (;;) {

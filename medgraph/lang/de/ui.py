@@ -118,4 +118,5 @@ UI = {
     "error": "Fehler",
     "loading": "Wird geladen…",
     "none": "keine",
+    "chat.trace": "Trace dieser Antwort",
 }

@@ -118,4 +118,5 @@ UI = {
     "error": "Error",
     "loading": "Loading…",
     "none": "none",
+    "chat.trace": "Trace of this answer",
 }

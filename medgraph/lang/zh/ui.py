@@ -118,4 +118,5 @@ UI = {
     "error": "错误",
     "loading": "加载中…",
     "none": "无",
+    "chat.trace": "此回答的追踪",
 }

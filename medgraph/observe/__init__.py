@@ -1,0 +1,1 @@
+"""Observability: OpenTelemetry traces of requests and builds (``tracing``)."""
