@@ -1,9 +1,11 @@
 """What tracing costs: ``/chat`` latency and corpus-build throughput with tracing off and on, in one run.
 
-    python benchmarks/tracing.py [--rounds 3] [--requests 20] [--set a.b=c ...]
+    python benchmarks/tracing.py [--rounds 3] [--requests 20] [--sink phoenix|null] [--out FILE] [--set a.b=c ...]
 
-Needs the tracing backend running (``make tracing-start``; its OTLP endpoint is
-``tracing.endpoint``). One local Ray cluster, started with the exporter's settings in its
+``--sink phoenix`` (default) exports to the tracing backend (``make tracing-start``; its OTLP
+endpoint is ``tracing.endpoint``), which then runs on the same CPUs as the app; ``--sink null``
+exports to a receiver in this process that reads and discards every batch, which measures what
+tracing costs the app itself, as with a backend on another machine. One local Ray cluster, started with the exporter's settings in its
 environment; then, alternating off / on for ``--rounds`` rounds: a build of the bundled demo corpus
 into fresh stores (documents/s), and the Serve app on it answering ``--requests`` sequential
 questions after a warm-up (p50 / p95 ms). Prints JSON: per setting the medians over the rounds and
@@ -15,11 +17,13 @@ so tracing's share of it is the largest it can be.
 from __future__ import annotations
 
 import argparse
+import http.server
 import json
 import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -73,22 +77,48 @@ def _round(root: Path, on: bool, requests: int, overrides: list[str]) -> dict[st
             "chat_p50_ms": statistics.median(latencies), "chat_p95_ms": latencies[int(0.95 * (len(latencies) - 1))]}
 
 
+class _Discard(http.server.BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver that reads each batch and throws it away."""
+
+    def do_POST(self) -> None:  # noqa: N802 - the handler's name is the HTTP method's
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+def null_sink() -> str:
+    """Start the discarding receiver on a free port; its traces URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Discard)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="benchmarks/tracing.py", description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--requests", type=int, default=20)
+    ap.add_argument("--sink", choices=("phoenix", "null"), default="phoenix")
+    ap.add_argument("--out", type=Path, help="also write the JSON here (Ray's logs share stdout)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
     args = ap.parse_args(argv)
+    if args.sink == "null":
+        args.overrides.append(f"tracing.endpoint={null_sink()}")
     from jobs.ray_runtime import init_ray
     from medgraph.config import load_config
     from medgraph.observe.tracing import exporter_environment
 
     cfg = load_config(REPO / "configs" / "local.yaml", args.overrides)
-    try:
-        httpx.get(cfg.tracing.endpoint.removesuffix("/v1/traces") + "/healthz", timeout=5).raise_for_status()
-    except httpx.HTTPError as exc:
-        print(f"no tracing backend at {cfg.tracing.endpoint} (make tracing-start): {exc}", file=sys.stderr)
-        return 2
+    if args.sink == "phoenix":
+        try:
+            httpx.get(cfg.tracing.endpoint.removesuffix("/v1/traces") + "/healthz", timeout=5).raise_for_status()
+        except httpx.HTTPError as exc:
+            print(f"no tracing backend at {cfg.tracing.endpoint} (make tracing-start): {exc}", file=sys.stderr)
+            return 2
     os.environ.update(exporter_environment(cfg.tracing))  # before Ray starts: its processes inherit it
     init_ray(cfg.ray)
     load_before = os.getloadavg()[0]
@@ -99,14 +129,18 @@ def main(argv: list[str] | None = None) -> int:
                 root = Path(tmp) / f"{setting}-{r}"
                 runs[setting].append(_round(root, setting == "on", args.requests, args.overrides))
     med = {s: {k: round(statistics.median(x[k] for x in rs), 2) for k in rs[0]} for s, rs in runs.items()}
-    print(json.dumps({
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rounds": args.rounds, "requests": args.requests,
+    report = json.dumps({
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "sink": args.sink, "rounds": args.rounds,
+        "requests": args.requests,
         "off": med["off"], "on": med["on"],
         "ratio_on_off": {"chat_p50": round(med["on"]["chat_p50_ms"] / med["off"]["chat_p50_ms"], 3),
                          "chat_p95": round(med["on"]["chat_p95_ms"] / med["off"]["chat_p95_ms"], 3),
                          "build_time": round(med["on"]["build_s"] / med["off"]["build_s"], 3)},
         "per_round": runs, "load_avg_1m": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
-    }, indent=2))
+    }, indent=2)
+    print(report)
+    if args.out:
+        args.out.write_text(report + "\n")
     return 0
 
 

@@ -162,6 +162,14 @@ def test_a_chat_request_is_one_trace_with_a_span_per_hop(traced: dict[str, Any])
     traced["trace_id"] = trace_id
 
 
+def test_an_openai_compatible_request_is_one_trace_too(traced: dict[str, Any]) -> None:
+    body = {"model": "medgraph", "messages": [{"role": "user", "content": QUESTION}]}
+    r = httpx.post(f"{traced['url']}/v1/chat/completions", json=body, timeout=120)
+    assert r.status_code == 200, r.text
+    spans = _trace(traced, r.headers["x-trace-id"], {"agent.generate", "retrieve.dense"})
+    assert _one_tree(spans)["name"] == "POST /v1/chat/completions"
+
+
 def test_the_stage_metrics_reach_rays_prometheus_endpoint(traced: dict[str, Any]) -> None:
     """The histograms and counters the dashboard charts (cluster/grafana/medgraph.json), summed over
     the replicas and actors, on the node's metrics endpoint."""
