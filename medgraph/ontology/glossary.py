@@ -92,13 +92,6 @@ def _rules(language: str) -> GlossaryRules:
     return lang.get_or_pivot(language).glossary
 
 
-def __getattr__(name: str) -> frozenset[str]:
-    """``CHINESE_FUNCTION_WORDS``: the function words of the language of CC-CEDICT."""
-    if name == "CHINESE_FUNCTION_WORDS":
-        return _rules(dictionary_language(CEDICT)).function_words
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 @dataclass
 class Glossary:
     """``words[language][word]`` → English glosses, main sense first."""
@@ -118,29 +111,22 @@ class Glossary:
 
     # --- words of a spaced language ------------------------------------------------------------
 
+    def word_glosses(self, word: str, language: str) -> tuple[str, ...]:
+        """The glosses of one word as written or through a lemma, never split; () when unknown."""
+        table = self.words.get(language, {})
+        return _lookup(word, table, _rules(language)) if table else ()
+
     def glosses(self, word: str, language: str) -> list[tuple[str, ...]]:
         """Gloss groups of one word: one group for a word the dictionary knows (as written or
         through a lemma), one per part for a compound of known parts, [] when it knows neither."""
-        rules = _rules(language)
-        table = self.words.get(language, {})
-        found = _lookup(word, table, rules) if table else ()
+        found = self.word_glosses(word, language)
         if found:
             return [found]
 
         def known(part: str) -> tuple[str, ...]:
-            return _lookup(part, table, rules) if table else ()
+            return self.word_glosses(part, language)
 
-        return [known(part) for part in compound_parts(word, known, rules)]
-
-    def german(self, word: str) -> list[tuple[str, ...]]:
-        """``glosses`` of a word of the language of the Ding dictionary (German)."""
-        return self.glosses(word, dictionary_language(DING))
-
-    def _german_word(self, word: str) -> tuple[str, ...]:
-        """The glosses of a word of the language of the Ding dictionary, no compound split."""
-        language = dictionary_language(DING)
-        table = self.words.get(language, {})
-        return _lookup(word, table, _rules(language)) if table else ()
+        return [known(part) for part in compound_parts(word, known, _rules(language))]
 
     # --- text of a segmented language ---------------------------------------------------------
 
@@ -175,14 +161,6 @@ class Glossary:
                 pos += len(seg)
                 out.add(pos)
         return out
-
-    def chinese(self, text: str) -> list[tuple[str, tuple[str, ...]]]:
-        """``segments`` of a text in the language of CC-CEDICT (Chinese)."""
-        return self.segments(text, dictionary_language(CEDICT))
-
-    def chinese_boundaries(self, text: str) -> set[int]:
-        """``boundaries`` of a text in the language of CC-CEDICT (Chinese)."""
-        return self.boundaries(text, dictionary_language(CEDICT))
 
     # --- from English -------------------------------------------------------------------------
 
@@ -407,11 +385,6 @@ def lemmas(word: str, rules: GlossaryRules) -> list[str]:
     return out
 
 
-def german_lemmas(word: str) -> list[str]:
-    """``lemmas`` of a word of the language of the Ding dictionary (German)."""
-    return lemmas(word, _rules(dictionary_language(DING)))
-
-
 def _key(word: str, table: dict[str, tuple[str, ...]], rules: GlossaryRules) -> str | None:
     """The entry of ``table`` for ``word``: the word as written, else its first lemma candidate
     that ``table`` has; None when it has neither."""
@@ -452,11 +425,6 @@ def compound_parts(word: str, known: Callable[[str], object], rules: GlossaryRul
                 if inner:
                     return [*inner, head]
     return []
-
-
-def german_compound(word: str, known: Callable[[str], object], max_parts: int = 3) -> list[str]:
-    """``compound_parts`` of a word of the language of the Ding dictionary (German)."""
-    return compound_parts(word, known, _rules(dictionary_language(DING)), max_parts)
 
 
 # --- segmentation ---------------------------------------------------------------------------------

