@@ -1,6 +1,7 @@
 """What tracing costs: ``/chat`` latency and corpus-build throughput with tracing off and on, in one run.
 
     python benchmarks/tracing.py [--rounds 3] [--requests 20] [--sink phoenix|null] [--out FILE] [--set a.b=c ...]
+    python benchmarks/tracing.py --span-cost      # one span's cost, off and on, in this process
 
 ``--sink phoenix`` (default) exports to the tracing backend (``make tracing-start``; its OTLP
 endpoint is ``tracing.endpoint``), which then runs on the same CPUs as the app; ``--sink null``
@@ -98,14 +99,51 @@ def null_sink() -> str:
     return f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
 
 
+def span_cost(n: int = 1_500, repeats: int = 10) -> dict[str, float]:
+    """Microseconds per span in this process: non-recording (tracing off) and recording through
+    the real exporter (a batch processor over OTLP/HTTP to the discarding receiver), same run; the
+    second includes serialising and sending each span in the exporter's thread (flushed)."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from medgraph.observe import tracing
+
+    def per_span(tracer: Any, flush: Any = None) -> float:
+        """Median over ``repeats`` batches of ``n`` spans (fewer than the exporter's queue holds)."""
+        costs = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            for i in range(n):
+                with tracer.start_as_current_span("agent.node", attributes={"i": i, "node": "retrieve"}):
+                    pass
+            if flush is not None:
+                flush()
+            costs.append(1e6 * (time.perf_counter() - started) / n)
+        return statistics.median(costs)
+
+    off = per_span(tracing.tracer())  # no provider set here: OpenTelemetry's no-op tracer
+    os.environ[tracing.ENDPOINT_ENV] = null_sink()
+    provider = TracerProvider()
+    for processor in tracing.span_processors():
+        provider.add_span_processor(processor)
+    on = per_span(provider.get_tracer("bench"), lambda: provider.force_flush(30_000))
+    provider.shutdown()
+    return {"spans": n * repeats, "off_us": round(off, 2), "on_us_with_export": round(on, 2)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="benchmarks/tracing.py", description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--requests", type=int, default=20)
     ap.add_argument("--sink", choices=("phoenix", "null"), default="phoenix")
+    ap.add_argument("--span-cost", action="store_true",
+                    help="only the cost of one span, off and on (no Ray, no app): microseconds")
     ap.add_argument("--out", type=Path, help="also write the JSON here (Ray's logs share stdout)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
     args = ap.parse_args(argv)
+    if args.span_cost:
+        print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **span_cost(),
+                          "load_avg_1m": round(os.getloadavg()[0], 2)}))
+        return 0
     if args.sink == "null":
         args.overrides.append(f"tracing.endpoint={null_sink()}")
     from jobs.ray_runtime import init_ray

@@ -8,7 +8,8 @@ app on it. Checked: the build is one trace with a span per stage batch under ``c
 ``/chat`` request is one trace (its ID in ``X-Trace-Id``, its page in ``X-Trace-URL``) whose spans
 form one tree from the HTTP proxy's span through the ingress, the agent's nodes, the retriever's
 paths and the answer; with the backend paused the same question gets the same answer; and a
-screenshot of the trace in Phoenix's UI, taken in Chromium.
+screenshot of the trace in Phoenix's UI, taken in Chromium, and the web interface's link from an
+answer to that trace.
 """
 
 from __future__ import annotations
@@ -76,7 +77,10 @@ def traced(phoenix: str, tmp_path_factory: pytest.TempPathFactory, shared_data: 
     sets = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant",
             f"app.path={root}/app.sqlite", f"serve.port={free_port()}", "embedding.dense=hashing",
             "tracing.enabled=true", f"tracing.endpoint={phoenix}/v1/traces", f"tracing.project={project}",
-            f"tracing.ui={phoenix}/redirects/traces/{{trace_id}}"]
+            f"tracing.ui={phoenix}/redirects/traces/{{trace_id}}",
+            # a tier whose model is missing: the outage must show in the trace
+            'tiers.engines.broken={"kind": "llamacpp", "model_path": "/nonexistent/model.gguf", '
+            '"deployment": {"num_replicas": 1, "num_cpus": 0.05}}', "tiers.large=broken"]
     cfg = load_config(REPO / "configs" / "local.yaml", sets)
     summary = build_corpus(cfg, [str(corpus)])
     assert summary["status"] == "succeeded"
@@ -170,6 +174,18 @@ def test_an_openai_compatible_request_is_one_trace_too(traced: dict[str, Any]) -
     assert _one_tree(spans)["name"] == "POST /v1/chat/completions"
 
 
+def test_a_dependency_outage_is_an_error_span_in_the_requests_trace(traced: dict[str, Any]) -> None:
+    r = httpx.post(f"{traced['url']}/chat", json={"message": QUESTION, "tier": "large"}, timeout=120)
+    assert r.status_code == 503, r.text
+    trace_id = r.headers["x-trace-id"]
+    deadline, errors = time.monotonic() + 60, []
+    while time.monotonic() < deadline and not errors:
+        errors = [s for s in _spans(traced, trace_id=trace_id) if s["status_code"] == "ERROR"]
+        time.sleep(2)
+    assert errors, "no span of the failed request is marked as an error"
+    assert any("model" in (s.get("status_message") or "").lower() or s["events"] for s in errors), errors
+
+
 def test_the_stage_metrics_reach_rays_prometheus_endpoint(traced: dict[str, Any]) -> None:
     """The histograms and counters the dashboard charts (cluster/grafana/medgraph.json), summed over
     the replicas and actors, on the node's metrics endpoint."""
@@ -218,6 +234,14 @@ def test_a_screenshot_of_the_trace_in_the_tracing_ui(traced: dict[str, Any]) -> 
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        # the web interface links the answer to its trace
+        page.goto(f"{traced['url']}/ui/#/chat")
+        page.fill("#question", QUESTION)
+        page.keyboard.press("Enter")
+        link = page.locator("section.turn a.trace").first
+        link.wait_for(timeout=60_000)
+        href = link.get_attribute("href") or ""
+        assert href.startswith(f"{traced['phoenix']}/redirects/traces/") and len(href.rsplit("/", 1)[1]) == 32
         page.goto(f"{traced['phoenix']}/redirects/traces/{trace_id}")
         page.get_by_text("agent.generate").first.wait_for(timeout=60_000)
         assert trace_id in page.url or page.get_by_text("retrieve.dense").count() > 0

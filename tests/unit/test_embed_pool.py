@@ -64,7 +64,7 @@ def test_embed_pool_gets_the_configured_gpus(monkeypatch: pytest.MonkeyPatch) ->
     options = _stages(cfg, monkeypatch)["Embed"]
     assert options["num_gpus"] == 1 and options["num_cpus"] == 2 and options["batch_size"] == 256
     assert (options["compute"].min_size, options["compute"].max_size) == (1, 3)
-    assert options["fn_constructor_kwargs"] == {"cfg": cfg.embedding}
+    assert options["fn_constructor_kwargs"] == {"cfg": cfg.embedding, "trace": None}  # tracing off: no build trace
 
 
 def test_cpu_pools_ask_for_no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
