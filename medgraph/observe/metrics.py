@@ -47,7 +47,7 @@ def _metric(name: str) -> Any | None:
             from ray.util import metrics
 
             kind, description, tags, buckets = METRICS[name]
-            _made[name] = (metrics.Histogram(name, description, boundaries=buckets, tag_keys=tags)
+            _made[name] = (metrics.Histogram(name, description, boundaries=list(buckets or ()), tag_keys=tags)
                            if kind == "histogram" else metrics.Counter(name, description, tag_keys=tags))
         return _made[name]
 

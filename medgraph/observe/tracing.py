@@ -63,21 +63,6 @@ def span(name: str, attributes: Mapping[str, Any] | None = None,
         yield current
 
 
-def set_attributes(attributes: Mapping[str, Any]) -> None:
-    """Attributes on the current span (nothing when it is not recording)."""
-    current = trace.get_current_span()
-    if current.is_recording():
-        current.set_attributes(_clean(attributes) or {})
-
-
-def mark_error(exc: BaseException, description: str | None = None) -> None:
-    """The current span failed with ``exc`` (a dependency outage that the caller then maps)."""
-    current = trace.get_current_span()
-    if current.is_recording():
-        current.record_exception(exc)
-        current.set_status(Status(StatusCode.ERROR, description or f"{type(exc).__name__}: {exc}"))
-
-
 def trace_id() -> str | None:
     """The current trace's ID (32 hex digits), or None outside a recorded trace."""
     ctx = trace.get_current_span().get_span_context()
