@@ -8,6 +8,9 @@ const STRINGS = {};
 let PIVOT = "";
 const HTML_LANG = {};
 const NAMES = {};
+let stringsLoaded;
+// resolves once loadStrings has filled the tables (the page loads them as it starts)
+export const ready = new Promise((resolve) => { stringsLoaded = resolve; });
 
 export async function loadStrings(url = "./i18n.json") {
   const response = await fetch(url);
@@ -18,6 +21,7 @@ export async function loadStrings(url = "./i18n.json") {
   for (const l of data.languages) { HTML_LANG[l.code] = l.html_lang; NAMES[l.code] = l.name; }
   Object.assign(STRINGS, data.strings);
   current = PIVOT;
+  stringsLoaded();
 }
 
 export function languageName(lang) { return NAMES[lang] ?? lang; }
@@ -41,8 +45,9 @@ export function t(key, vars = {}) {
   return text.replace(/\{(\w+)\}/g, (_, name) => String(vars[name] ?? ""));
 }
 
-export function missingKeys() {
-  // for the tests: the keys of the pivot language's strings each language lacks
+export async function missingKeys() {
+  // for the tests: the keys of the pivot language's strings each language lacks, once they are loaded
+  await ready;
   const out = {};
   for (const lang of LANGUAGES) out[lang] = Object.keys(STRINGS[PIVOT]).filter((k) => !(k in STRINGS[lang]));
   return out;

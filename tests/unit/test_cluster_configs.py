@@ -193,6 +193,38 @@ def test_images_are_built_by_the_dockerfile():
         assert f"-t {image} ." in dockerfile
 
 
+def test_cluster_traces_go_to_the_bundled_backend_from_every_serve_process():
+    """configs/cluster.yaml turns tracing on; Serve's own spans (proxy, handle calls) use the same
+    exporter, which reads its address from the pods' environment: the serve configs name the exporter
+    hook and the ratio of the config, every RayService container carries the exporter environment the
+    config implies, and that address is the Service of cluster/phoenix/phoenix-k8s.yaml."""
+    from urllib.parse import urlsplit
+
+    from medgraph.observe.tracing import EXPORTER_IMPORT_PATH, exporter_environment
+
+    cfg = load_config(REPO / "configs" / "cluster.yaml").tracing
+    assert cfg.enabled and not cfg.record_prompts
+    for path in SERVE_CONFIGS:
+        if path.name == "cluster.yaml":
+            tracing = _yaml(path)["tracing_config"]
+            assert tracing == {"enabled": True, "exporter_import_path": EXPORTER_IMPORT_PATH,
+                               "sampling_ratio": cfg.sample_ratio}
+    module, _, name = EXPORTER_IMPORT_PATH.partition(":")
+    assert callable(getattr(importlib.import_module(module), name))
+    spec = _ray_cluster_spec("rayservice.yaml")
+    for group in [spec["headGroupSpec"], *spec["workerGroupSpecs"]]:
+        env = {e["name"]: e.get("value") for e in group["template"]["spec"]["containers"][0]["env"]}
+        assert {k: env.get(k) for k in exporter_environment(cfg)} == exporter_environment(cfg)
+    backend = list(yaml.safe_load_all((REPO / "cluster" / "phoenix" / "phoenix-k8s.yaml").read_text()))
+    service = next(d for d in backend if d["kind"] == "Service")
+    url = urlsplit(cfg.endpoint)
+    assert url.hostname == f"{service['metadata']['name']}.medgraph.svc" and url.path == "/v1/traces"
+    assert url.port in {p["port"] for p in service["spec"]["ports"]} and service["spec"]["type"] == "ClusterIP"
+    image = next(d for d in backend if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"]
+    dev = (REPO / "cluster" / "phoenix" / "phoenix-dev.sh").read_text()
+    assert image.endswith("version-" + re.search(r'PHOENIX_VERSION:-([0-9.]+)', dev).group(1))
+
+
 def test_cluster_serving_requires_keys_and_keeps_state_on_servers():
     cfg = load_config(REPO / "configs" / "cluster.yaml")
     assert cfg.auth.required and cfg.auth.force_tier == "admin"
