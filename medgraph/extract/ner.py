@@ -50,17 +50,28 @@ the modifier of a longer term; a chemical or drug word is also dropped next to a
 chemical nomenclature or before a letter or digit (``WordMatching.chemical_affixes``: ``肾上腺素`` in
 ``去甲肾上腺素``, ``维生素`` in ``维生素A``). The vocabulary's other Chinese names match as before,
 anywhere.
+
+The shared keys' table and automaton depend only on the vocabulary, four NER settings and this code,
+and take ~5 s to derive: a gazetteer over a saved vocabulary keeps them beside it
+(``gazetteer-<digest>.pkl``, the digest of the vocabulary file, its manifest, the settings and the
+source of this module and ``medgraph.text.keys``), and every later process (each build's extract
+actor, each analyzer and retriever replica) reads them in well under a second.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import logging
+import os
+import pickle
 import threading
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ahocorasick
@@ -70,6 +81,7 @@ from medgraph.config.models import NerConfig
 from medgraph.lang import LanguagePack
 from medgraph.lang.sections.lexicon import WordMatching
 from medgraph.schemas import Mention
+from medgraph.text import keys as keys_module
 from medgraph.text.keys import british_spelling, fold_for_scan, is_cjk, match_key, plural, singular
 
 if TYPE_CHECKING:
@@ -80,6 +92,8 @@ MIN_ACRONYM_CHARS = 3
 SCORE_EXACT = 1.0
 SCORE_VARIANT = 0.95
 SCORE_GERMAN_ABBREVIATION = 0.9  # a short form of a pack's curated abbreviation table
+CACHE_FORMAT = 1  # of the saved shared table (with this module's source in the digest)
+CACHE_KEEP = 3  # saved tables kept beside a vocabulary (other settings, older vocabularies)
 
 
 @dataclass
@@ -103,6 +117,80 @@ class _Key:
     def de_case(self) -> dict[str, str]:
         """``abbreviations`` under its older name."""
         return self.abbreviations
+
+
+_FLAGS = ("variant", "any_case", "generated", "word", "chemical")
+
+
+class _Table:
+    """A compiled key table, column by column: quick to save and to read back (a list of 260k
+    ``_Key`` objects takes ~3 s to unpickle, the columns ~1 s). Entry ``i`` becomes a ``_Key``
+    when a match asks for it."""
+
+    def __init__(self, entries: list[_Key]) -> None:
+        self.keys = [e.key for e in entries]
+        self.ids = [e.ids for e in entries]
+        self.flags = bytes(sum(1 << bit for bit, name in enumerate(_FLAGS) if getattr(e, name)) for e in entries)
+        self.case_forms = {i: frozenset(e.case_forms) for i, e in enumerate(entries) if e.case_forms}
+        self.abbreviations = {i: e.abbreviations for i, e in enumerate(entries) if e.abbreviations}
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, i: int) -> _Key:
+        f = self.flags[i]
+        return _Key(self.keys[i], self.ids[i], variant=bool(f & 1), case_forms=set(self.case_forms.get(i, ())),
+                    any_case=bool(f & 2), generated=bool(f & 4), abbreviations=self.abbreviations.get(i, {}),
+                    word=bool(f & 8), chemical=bool(f & 16))
+
+    def __iter__(self) -> Iterator[_Key]:
+        return (self[i] for i in range(len(self.keys)))
+
+
+def _shared_table_file(vocab: Vocabulary, cfg: NerConfig) -> Path | None:
+    """Where the shared table of ``vocab`` under ``cfg`` is kept (None: a vocabulary built in memory)."""
+    if not vocab.directory:
+        return None
+    try:
+        stat = (Path(vocab.directory) / "vocab.pkl").stat()
+    except OSError:
+        return None
+    digest = hashlib.sha256(json.dumps({
+        "format": CACHE_FORMAT, "vocab": [stat.st_size, stat.st_mtime_ns], "manifest": vocab.manifest,
+        "settings": [cfg.min_term_chars, cfg.min_term_chars_zh, cfg.plural_variants, cfg.british_spellings],
+    }, sort_keys=True, default=str).encode())
+    for source in (__file__, keys_module.__file__):
+        digest.update(Path(source).read_bytes())
+    return Path(vocab.directory) / f"gazetteer-{digest.hexdigest()[:20]}.pkl"
+
+
+def _read_table(path: Path) -> tuple[_Table, ahocorasick.Automaton] | None:
+    try:
+        with open(path, "rb") as fh:
+            state = pickle.load(fh)  # noqa: S301 - our own file, beside our own vocabulary
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - a torn or foreign file: derive the table again
+        log.warning("gazetteer: %s unreadable (%s); building the table again", path, exc)
+        return None
+    if not (isinstance(state, tuple) and len(state) == 3 and state[0] == CACHE_FORMAT):
+        return None
+    return state[1], state[2]
+
+
+def _write_table(path: Path, compiled: tuple[_Table, ahocorasick.Automaton]) -> None:
+    """Save atomically (a temporary file per process, then a rename); keep the newest few."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            pickle.dump((CACHE_FORMAT, *compiled), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+        saved = sorted(path.parent.glob("gazetteer-*.pkl"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in saved[CACHE_KEEP:]:
+            old.unlink(missing_ok=True)
+    except OSError as exc:  # a read-only vocabulary directory: every process derives its own
+        log.info("gazetteer: not saved beside the vocabulary (%s)", exc)
+        tmp.unlink(missing_ok=True)
 
 
 LOWERCASE_MIN_CHARS = 9  # (capitalised-noun languages) a lower-case shared ASCII word this long stays
@@ -139,16 +227,24 @@ class GazetteerNER:
         self.cfg = cfg or NerConfig()
         self.german_keys = german_keys
         self.chinese_words = self.cfg.chinese_words is True
-        keys = self._collect()
-        self._add_variants(keys)
-        self._add_british(keys)
-        self._keys, self._automaton = self._compile(keys)
+        saved = _shared_table_file(vocab, self.cfg)
+        compiled = _read_table(saved) if saved is not None else None
+        self.loaded = compiled is not None  # the shared table was read, not derived
+        if compiled is None:
+            keys = self._collect()
+            self._add_variants(keys)
+            self._add_british(keys)
+            compiled = self._compile(keys)
+            if saved is not None:
+                _write_table(saved, compiled)
+        self._keys, self._automaton = compiled
         # text in a language with language-only keys (generated forms, curated abbreviations,
         # dictionary words): the same keys plus its own, built on the first text in that language
         # (most processes never see one, and the generated forms triple the build time)
-        self._by_language: dict[str, tuple[list[_Key], ahocorasick.Automaton]] = {}
+        self._by_language: dict[str, tuple[_Table, ahocorasick.Automaton]] = {}
         self._language_lock = threading.Lock()
-        log.info("gazetteer: %d keys in %.1fs", len(self._keys), time.perf_counter() - t0)
+        log.info("gazetteer: %d keys in %.1fs (%s)", len(self._keys), time.perf_counter() - t0,
+                 "read" if self.loaded else "derived")
 
     def _long_enough(self, key: str) -> bool:
         limit = self.cfg.min_term_chars_zh if is_cjk(key[0]) else self.cfg.min_term_chars
@@ -212,7 +308,7 @@ class GazetteerNER:
             keys[key] = entry
 
     @staticmethod
-    def _compile(keys: dict[str, _Key]) -> tuple[list[_Key], ahocorasick.Automaton]:
+    def _compile(keys: dict[str, _Key]) -> tuple[_Table, ahocorasick.Automaton]:
         """The key table (sorted by key) and its automaton (value: table index, padded length)."""
         table: list[_Key] = []
         automaton = ahocorasick.Automaton()
@@ -221,7 +317,7 @@ class GazetteerNER:
             automaton.add_word(padded, (len(table), len(padded)))
             table.append(keys[key])
         automaton.make_automaton()
-        return table, automaton
+        return _Table(table), automaton
 
     def _add_words(self, keys: dict[str, _Key], pack: LanguagePack) -> None:
         """The language's dictionary words in its pack's MeSH trees (see the module docstring)."""
@@ -247,7 +343,7 @@ class GazetteerNER:
             out.append(self._add_words)
         return out
 
-    def _table(self, language: str) -> tuple[list[_Key], ahocorasick.Automaton]:
+    def _table(self, language: str) -> tuple[_Table, ahocorasick.Automaton]:
         """The keys and automaton for text in ``language`` (with language-only keys: built on first use)."""
         pack = lang.get_or_pivot(language)
         extensions = self._extensions(pack)
@@ -331,12 +427,13 @@ class GazetteerNER:
             if start < last_end:
                 continue
             surface = text[start:end]
-            reading = self._reading(table[kid], surface, pack)
+            entry = table[kid]
+            reading = self._reading(entry, surface, pack)
             if reading is None:
                 continue
-            if table[kid].word and words is not None:
+            if entry.word and words is not None:
                 bounds = words.boundaries(text) if bounds is None else bounds
-                if not _word_fits(text, start, end, bounds, table[kid].chemical, words):
+                if not _word_fits(text, start, end, bounds, entry.chemical, words):
                     continue
             mesh_id, method, score = reading
             mentions.append(

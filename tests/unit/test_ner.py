@@ -122,3 +122,49 @@ def test_traditional_chinese_text_finds_simplified_names(ner: GazetteerNER) -> N
     assert "高血压" in scan and starts is not None
     found = _found(ner, "患者有心肌梗死與高血壓。", "zh")  # 高血壓: traditional spelling of 高血压
     assert ("心肌梗死", "D009203") in found and ("高血壓", "D006973") in found
+
+
+def _saved_vocabulary(tmp_path: Path):
+    from medgraph.ontology.vocabulary import Vocabulary
+
+    vocab = build_vocabulary(VocabularyConfig(sources=[
+        VocabularySource(kind="mesh_xml", path=str(XML)),
+        VocabularySource(kind="multilingual_terms", path="pkg:seed_terms.tsv")]))
+    vocab.save(tmp_path / "vocab")
+    return Vocabulary.load(tmp_path / "vocab")
+
+
+TEXT = "Children with ALL (precursor cell lymphoblastic leukaemia-lymphoma) had heart attacks on metformin."
+
+
+def test_the_shared_table_is_derived_once_and_read_back_by_later_gazetteers(tmp_path, monkeypatch) -> None:
+    vocab = _saved_vocabulary(tmp_path)
+    first = GazetteerNER(vocab, NerConfig())
+    saved = list((tmp_path / "vocab").glob("gazetteer-*.pkl"))
+    assert not first.loaded and len(saved) == 1
+    found = _found(first, TEXT)
+    assert found == [("ALL", LEUKEMIA), ("precursor cell lymphoblastic leukaemia-lymphoma", LEUKEMIA),
+                     ("heart attacks", "D009203"), ("metformin", "D008687")]  # acronym, British, plural
+
+    def derive(self):  # a gazetteer that reads the saved table never derives it
+        raise AssertionError("derived although saved")
+
+    monkeypatch.setattr(GazetteerNER, "_collect", derive)
+    second = GazetteerNER(vocab, NerConfig())
+    assert second.loaded and _found(second, TEXT) == found
+    assert [(e.key, e.ids, e.variant, e.any_case) for e in second._keys] == \
+        [(e.key, e.ids, e.variant, e.any_case) for e in first._keys]
+    monkeypatch.undo()
+    # other settings: another table beside it; a torn file: derived again, not trusted
+    other = GazetteerNER(vocab, NerConfig(british_spellings=False))
+    assert not other.loaded and len(list((tmp_path / "vocab").glob("gazetteer-*.pkl"))) == 2
+    assert _found(other, TEXT) == [found[0], *found[2:]]
+    saved[0].write_bytes(saved[0].read_bytes()[:1000])
+    again = GazetteerNER(vocab, NerConfig())
+    assert not again.loaded and _found(again, TEXT) == found
+    assert GazetteerNER(vocab, NerConfig()).loaded
+
+
+def test_a_vocabulary_built_in_memory_keeps_no_table(tmp_path) -> None:
+    vocab = build_vocabulary(VocabularyConfig(sources=[VocabularySource(kind="mesh_xml", path=str(XML))]))
+    assert not vocab.directory and not GazetteerNER(vocab, NerConfig()).loaded
