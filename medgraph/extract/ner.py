@@ -55,7 +55,9 @@ The shared keys' table and automaton depend only on the vocabulary, four NER set
 and take ~5 s to derive: a gazetteer over a saved vocabulary keeps them beside it
 (``gazetteer-<digest>.pkl``, the digest of the vocabulary file, its manifest, the settings and the
 source of this module and ``medgraph.text.keys``), and every later process (each build's extract
-actor, each analyzer and retriever replica) reads them in well under a second.
+actor, each analyzer replica) reads them in well under a second. A built-in language's table
+(~4 s for German's generated forms) is kept the same way (``gazetteer-<digest>-<code>.pkl``, with
+every file of ``medgraph/lang`` in its digest); a pack registered from elsewhere derives its own.
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ SCORE_EXACT = 1.0
 SCORE_VARIANT = 0.95
 SCORE_GERMAN_ABBREVIATION = 0.9  # a short form of a pack's curated abbreviation table
 CACHE_FORMAT = 1  # of the saved shared table (with this module's source in the digest)
-CACHE_KEEP = 3  # saved tables kept beside a vocabulary (other settings, older vocabularies)
+CACHE_KEEP = 3  # saved tables of a kind kept beside a vocabulary (other settings, older vocabularies)
+DIGEST_CHARS = 20
 
 
 @dataclass
@@ -161,7 +164,27 @@ def _shared_table_file(vocab: Vocabulary, cfg: NerConfig) -> Path | None:
     }, sort_keys=True, default=str).encode())
     for source in (__file__, keys_module.__file__):
         digest.update(Path(source).read_bytes())
-    return Path(vocab.directory) / f"gazetteer-{digest.hexdigest()[:20]}.pkl"
+    return Path(vocab.directory) / f"gazetteer-{digest.hexdigest()[:DIGEST_CHARS]}.pkl"
+
+
+def _sources_digest(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+_LANG_DIR = Path(lang.__file__).parent
+
+
+def _language_table_file(shared: Path, pack: LanguagePack, flags: tuple[object, ...]) -> Path | None:
+    """Where a language's table is kept beside the shared one: a built-in pack only (its rules and
+    data are files of ``medgraph/lang``, part of the digest); a pack from elsewhere derives its own."""
+    if not lang.is_builtin(pack):
+        return None
+    files = sorted(p for p in _LANG_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    digest = hashlib.sha256(f"{shared.name}|{pack.code}|{flags}|{_sources_digest(files)}".encode())
+    return shared.with_name(f"gazetteer-{digest.hexdigest()[:DIGEST_CHARS]}-{pack.code}.pkl")
 
 
 def _read_table(path: Path) -> tuple[_Table, ahocorasick.Automaton] | None:
@@ -185,8 +208,9 @@ def _write_table(path: Path, compiled: tuple[_Table, ahocorasick.Automaton]) -> 
         with open(tmp, "wb") as fh:
             pickle.dump((CACHE_FORMAT, *compiled), fh, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(path)
-        saved = sorted(path.parent.glob("gazetteer-*.pkl"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in saved[CACHE_KEEP:]:
+        kind = "gazetteer-" + "?" * DIGEST_CHARS + path.stem[len("gazetteer-") + DIGEST_CHARS:] + ".pkl"
+        saved = sorted(path.parent.glob(kind), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in saved[CACHE_KEEP:]:  # older tables of the same kind (shared, or one language's)
             old.unlink(missing_ok=True)
     except OSError as exc:  # a read-only vocabulary directory: every process derives its own
         log.info("gazetteer: not saved beside the vocabulary (%s)", exc)
@@ -227,7 +251,7 @@ class GazetteerNER:
         self.cfg = cfg or NerConfig()
         self.german_keys = german_keys
         self.chinese_words = self.cfg.chinese_words is True
-        saved = _shared_table_file(vocab, self.cfg)
+        saved = self._saved = _shared_table_file(vocab, self.cfg)
         compiled = _read_table(saved) if saved is not None else None
         self.loaded = compiled is not None  # the shared table was read, not derived
         if compiled is None:
@@ -353,12 +377,18 @@ class GazetteerNER:
             with self._language_lock:
                 if language not in self._by_language:
                     t0 = time.perf_counter()
-                    keys = {entry.key: entry for entry in self._keys}  # the shared table, plus:
-                    for extend in extensions:
-                        extend(keys, pack)
-                    self._by_language[language] = self._compile(keys)
-                    log.info("gazetteer, %s keys: %d in %.1fs", language, len(self._by_language[language][0]),
-                             time.perf_counter() - t0)
+                    flags = (self.german_keys, self.chinese_words, len(extensions))
+                    saved = _language_table_file(self._saved, pack, flags) if self._saved is not None else None
+                    compiled = _read_table(saved) if saved is not None else None
+                    if compiled is None:
+                        keys = {entry.key: entry for entry in self._keys}  # the shared table, plus:
+                        for extend in extensions:
+                            extend(keys, pack)
+                        compiled = self._compile(keys)
+                        if saved is not None:
+                            _write_table(saved, compiled)
+                    self._by_language[language] = compiled
+                    log.info("gazetteer, %s keys: %d in %.1fs", language, len(compiled[0]), time.perf_counter() - t0)
         return self._by_language[language]
 
     def for_queries(self) -> GazetteerNER:

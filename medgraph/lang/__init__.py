@@ -18,6 +18,7 @@ from medgraph.lang.registry import (
     codes,
     get,
     get_or_pivot,
+    is_builtin,
     is_known,
     packs,
     pivot,
@@ -27,5 +28,5 @@ from medgraph.lang.registry import (
 
 __all__ = [
     "PIVOT", "LanguagePack", "UnknownLanguage", "by_record_code", "codes", "get", "get_or_pivot",
-    "is_known", "packs", "pivot", "register", "unregister",
+    "is_builtin", "is_known", "packs", "pivot", "register", "unregister",
 ]

@@ -47,6 +47,11 @@ def _ensure_loaded() -> None:
         _loaded = True
 
 
+def is_builtin(pack: LanguagePack) -> bool:
+    """True for the packs shipped in ``medgraph/lang`` (the same objects, not a replacement)."""
+    return any(import_module(module).PACK is pack for module in BUILTIN)
+
+
 def register(pack: LanguagePack, *, replace: bool = False) -> None:
     """Add ``pack`` (e.g. a fourth language); ``replace`` swaps a pack of the same code."""
     _ensure_loaded()

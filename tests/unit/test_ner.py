@@ -168,3 +168,27 @@ def test_the_shared_table_is_derived_once_and_read_back_by_later_gazetteers(tmp_
 def test_a_vocabulary_built_in_memory_keeps_no_table(tmp_path) -> None:
     vocab = build_vocabulary(VocabularyConfig(sources=[VocabularySource(kind="mesh_xml", path=str(XML))]))
     assert not vocab.directory and not GazetteerNER(vocab, NerConfig()).loaded
+
+
+def test_a_built_in_language_table_is_kept_too_and_a_foreign_pack_derives_its_own(tmp_path, monkeypatch) -> None:
+    import dataclasses
+
+    from medgraph import lang
+    from medgraph.extract import ner as ner_module
+
+    vocab = _saved_vocabulary(tmp_path)
+    text = "Patient mit Herzinfarkt und KHK, danach Metformin."
+    first = GazetteerNER(vocab, NerConfig())
+    found = _found(first, text, "de")
+    assert found == [("Herzinfarkt", "D009203"), ("KHK", "D003327"), ("Metformin", "D008687")]  # KHK: the pack's
+    assert len(list((tmp_path / "vocab").glob("gazetteer-*-de.pkl"))) == 1
+
+    def derive(self, keys, pack):
+        raise AssertionError("derived although saved")
+
+    monkeypatch.setattr(GazetteerNER, "_add_forms", derive)
+    monkeypatch.setattr(GazetteerNER, "_add_abbreviations", derive)
+    assert _found(GazetteerNER(vocab, NerConfig()), text, "de") == found
+    foreign = dataclasses.replace(lang.get("de"))  # equal rules, but not the shipped object
+    assert lang.is_builtin(lang.get("de")) and not lang.is_builtin(foreign)
+    assert ner_module._language_table_file(first._saved, foreign, ()) is None
