@@ -17,6 +17,11 @@ configs/local.yaml's default models under the run ID ``demo_stores.run_id``.
 ``demo_stores.config(root, sets)`` copies the built stores into ``root`` and returns the local
 config pointing at the copy, with an app database of its own in ``root``, a free Serve port, and
 the module's ``sets``: each module writes to its own copy.
+
+``tracing_session``: with a tracing backend (``$MEDGRAPH_TRACING_URL``, set by ``make test``) the
+exporter's environment, with a project of this session, is set before anything starts Ray, so every
+Ray process of the session carries it and the tracing tests need not restart Ray (traces off
+elsewhere: no process exports anything).
 """
 
 from __future__ import annotations
@@ -34,6 +39,22 @@ import pytest
 from tests.helpers import FIXTURES, index_tiny_corpus, unavailable
 
 REPO = Path(__file__).resolve().parents[1]
+TRACING_PROJECT_ENV = "MEDGRAPH_TEST_TRACING_PROJECT"  # the session's project in the tracing backend
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tracing_session() -> str | None:
+    url = os.environ.get("MEDGRAPH_TRACING_URL", "")
+    if not url:
+        return None
+    import uuid
+
+    from medgraph.config.observe import TracingConfig
+    from medgraph.observe.tracing import exporter_environment
+
+    project = os.environ.setdefault(TRACING_PROJECT_ENV, f"medgraph-tests-{uuid.uuid4().hex[:8]}")
+    os.environ.update(exporter_environment(TracingConfig(enabled=True, endpoint=url, project=project)))
+    return project
 
 
 def shared_data_dir() -> Path:

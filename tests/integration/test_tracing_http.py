@@ -2,9 +2,9 @@
 
 The Arize Phoenix server of ``cluster/phoenix`` (``make tracing-start``; ``$MEDGRAPH_TRACING_URL``
 is its OTLP endpoint) receives the spans; the test reads them back through Phoenix's REST API. A
-local Ray cluster is started for this module alone, after the exporter's settings are in the
-environment (Ray's processes inherit it): a build of a small corpus with tracing on, then the Serve
-app on it. Checked: the build is one trace with a span per stage batch under ``corpus.build``; a
+Ray cluster whose processes carry the exporter's settings (``tests/conftest.py`` sets them before the
+session starts Ray; run alone without them, Ray is restarted here after setting them): a build of a
+small corpus with tracing on, then the Serve app on it. Checked: the build is one trace with a span per stage batch under ``corpus.build``; a
 ``/chat`` request is one trace (its ID in ``X-Trace-Id``, its page in ``X-Trace-URL``) whose spans
 form one tree from the HTTP proxy's span through the ingress, the agent's nodes, the retriever's
 paths and the answer; with the backend paused the same question gets the same answer; and a
@@ -28,7 +28,9 @@ import pytest
 
 from jobs.build_corpus import build_corpus
 from medgraph.config import load_config
+from medgraph.observe.tracing import exporter_environment
 from medgraph.testing.net import free_port
+from tests.conftest import TRACING_PROJECT_ENV
 from tests.helpers import require_module, unavailable
 
 pytestmark = pytest.mark.integration
@@ -65,11 +67,8 @@ def traced(phoenix: str, tmp_path_factory: pytest.TempPathFactory, shared_data: 
 
     from serve.demo import start
 
-    if ray.is_initialized():  # the exporter's environment must be there when Ray's processes start
-        serve.shutdown()
-        ray.shutdown()
     saved = dict(os.environ)
-    project = f"medgraph-test-{uuid.uuid4().hex[:8]}"
+    project = os.environ.get(TRACING_PROJECT_ENV) or f"medgraph-test-{uuid.uuid4().hex[:8]}"
     root = tmp_path_factory.mktemp("tracing")
     corpus = root / "corpus"
     corpus.mkdir()
@@ -82,6 +81,11 @@ def traced(phoenix: str, tmp_path_factory: pytest.TempPathFactory, shared_data: 
             'tiers.engines.broken={"kind": "llamacpp", "model_path": "/nonexistent/model.gguf", '
             '"deployment": {"num_replicas": 1, "num_cpus": 0.05}}', "tiers.large=broken"]
     cfg = load_config(REPO / "configs" / "local.yaml", sets)
+    # Ray's processes inherit the exporter's environment when Ray starts: restart it when it lacks it
+    restart = ray.is_initialized() and any(saved.get(k) != v for k, v in exporter_environment(cfg.tracing).items())
+    if restart:
+        serve.shutdown()
+        ray.shutdown()
     summary = build_corpus(cfg, [str(corpus)])
     assert summary["status"] == "succeeded"
     url = start(cfg)
@@ -89,7 +93,8 @@ def traced(phoenix: str, tmp_path_factory: pytest.TempPathFactory, shared_data: 
         yield {"url": url, "phoenix": phoenix, "project": project, "run_id": summary["run_id"]}
     finally:
         serve.shutdown()
-        ray.shutdown()
+        if restart:  # the later modules' Ray without this module's settings
+            ray.shutdown()
         os.environ.clear()
         os.environ.update(saved)
 
