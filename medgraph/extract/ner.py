@@ -52,28 +52,23 @@ chemical nomenclature or before a letter or digit (``WordMatching.chemical_affix
 anywhere.
 
 The shared keys' table and automaton depend only on the vocabulary, four NER settings and this code,
-and take ~5 s to derive: a gazetteer over a saved vocabulary keeps them beside it
-(``gazetteer-<digest>.pkl``, the digest of the vocabulary file, its manifest, the settings and the
-source of this module and ``medgraph.text.keys``), and every later process (each build's extract
-actor, each analyzer replica) reads them in well under a second. A built-in language's table
-(~4 s for German's generated forms) is kept the same way (``gazetteer-<digest>-<code>.pkl``, with
-every file of ``medgraph/lang`` in its digest); a pack registered from elsewhere derives its own.
+and take ~5 s to derive: they are kept beside a saved vocabulary (``medgraph.ontology.derived``:
+``gazetteer-<digest>.pkl``, with this module's and ``medgraph.text.keys``'s source in the digest),
+and every later process (each build's extract actor, each analyzer replica) reads them in under a
+second. A built-in language's table (~5 s for German's generated forms) is kept the same way
+(``gazetteer-<code>-<digest>.pkl``, every file of ``medgraph/lang`` in its digest); a pack registered
+from elsewhere derives its own.
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import logging
-import os
-import pickle
 import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ahocorasick
@@ -82,6 +77,7 @@ from medgraph import lang
 from medgraph.config.models import NerConfig
 from medgraph.lang import LanguagePack
 from medgraph.lang.sections.lexicon import WordMatching
+from medgraph.ontology.derived import derived, lang_sources
 from medgraph.schemas import Mention
 from medgraph.text import keys as keys_module
 from medgraph.text.keys import british_spelling, fold_for_scan, is_cjk, match_key, plural, singular
@@ -94,9 +90,7 @@ MIN_ACRONYM_CHARS = 3
 SCORE_EXACT = 1.0
 SCORE_VARIANT = 0.95
 SCORE_GERMAN_ABBREVIATION = 0.9  # a short form of a pack's curated abbreviation table
-CACHE_FORMAT = 1  # of the saved shared table (with this module's source in the digest)
-CACHE_KEEP = 3  # saved tables of a kind kept beside a vocabulary (other settings, older vocabularies)
-DIGEST_CHARS = 20
+TABLE_FORMAT = 1  # of the tables kept beside the vocabulary (this module's source is in their digest too)
 
 
 @dataclass
@@ -150,71 +144,7 @@ class _Table:
         return (self[i] for i in range(len(self.keys)))
 
 
-def _shared_table_file(vocab: Vocabulary, cfg: NerConfig) -> Path | None:
-    """Where the shared table of ``vocab`` under ``cfg`` is kept (None: a vocabulary built in memory)."""
-    if not vocab.directory:
-        return None
-    try:
-        stat = (Path(vocab.directory) / "vocab.pkl").stat()
-    except OSError:
-        return None
-    digest = hashlib.sha256(json.dumps({
-        "format": CACHE_FORMAT, "vocab": [stat.st_size, stat.st_mtime_ns], "manifest": vocab.manifest,
-        "settings": [cfg.min_term_chars, cfg.min_term_chars_zh, cfg.plural_variants, cfg.british_spellings],
-    }, sort_keys=True, default=str).encode())
-    for source in (__file__, keys_module.__file__):
-        digest.update(Path(source).read_bytes())
-    return Path(vocab.directory) / f"gazetteer-{digest.hexdigest()[:DIGEST_CHARS]}.pkl"
-
-
-def _sources_digest(paths: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
-_LANG_DIR = Path(lang.__file__).parent
-
-
-def _language_table_file(shared: Path, pack: LanguagePack, flags: tuple[object, ...]) -> Path | None:
-    """Where a language's table is kept beside the shared one: a built-in pack only (its rules and
-    data are files of ``medgraph/lang``, part of the digest); a pack from elsewhere derives its own."""
-    if not lang.is_builtin(pack):
-        return None
-    files = sorted(p for p in _LANG_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    digest = hashlib.sha256(f"{shared.name}|{pack.code}|{flags}|{_sources_digest(files)}".encode())
-    return shared.with_name(f"gazetteer-{digest.hexdigest()[:DIGEST_CHARS]}-{pack.code}.pkl")
-
-
-def _read_table(path: Path) -> tuple[_Table, ahocorasick.Automaton] | None:
-    try:
-        with open(path, "rb") as fh:
-            state = pickle.load(fh)  # noqa: S301 - our own file, beside our own vocabulary
-    except FileNotFoundError:
-        return None
-    except Exception as exc:  # noqa: BLE001 - a torn or foreign file: derive the table again
-        log.warning("gazetteer: %s unreadable (%s); building the table again", path, exc)
-        return None
-    if not (isinstance(state, tuple) and len(state) == 3 and state[0] == CACHE_FORMAT):
-        return None
-    return state[1], state[2]
-
-
-def _write_table(path: Path, compiled: tuple[_Table, ahocorasick.Automaton]) -> None:
-    """Save atomically (a temporary file per process, then a rename); keep the newest few."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            pickle.dump((CACHE_FORMAT, *compiled), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(path)
-        kind = "gazetteer-" + "?" * DIGEST_CHARS + path.stem[len("gazetteer-") + DIGEST_CHARS:] + ".pkl"
-        saved = sorted(path.parent.glob(kind), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in saved[CACHE_KEEP:]:  # older tables of the same kind (shared, or one language's)
-            old.unlink(missing_ok=True)
-    except OSError as exc:  # a read-only vocabulary directory: every process derives its own
-        log.info("gazetteer: not saved beside the vocabulary (%s)", exc)
-        tmp.unlink(missing_ok=True)
+GAZETTEER_SOURCES = (__file__, keys_module.__file__)  # the code that derives the tables
 
 
 LOWERCASE_MIN_CHARS = 9  # (capitalised-noun languages) a lower-case shared ASCII word this long stays
@@ -251,16 +181,8 @@ class GazetteerNER:
         self.cfg = cfg or NerConfig()
         self.german_keys = german_keys
         self.chinese_words = self.cfg.chinese_words is True
-        saved = self._saved = _shared_table_file(vocab, self.cfg)
-        compiled = _read_table(saved) if saved is not None else None
-        self.loaded = compiled is not None  # the shared table was read, not derived
-        if compiled is None:
-            keys = self._collect()
-            self._add_variants(keys)
-            self._add_british(keys)
-            compiled = self._compile(keys)
-            if saved is not None:
-                _write_table(saved, compiled)
+        # read from beside the vocabulary when a process saved it there (medgraph.ontology.derived)
+        compiled, self.loaded = derived(vocab, "gazetteer", self._settings(), GAZETTEER_SOURCES, self._derive)
         self._keys, self._automaton = compiled
         # text in a language with language-only keys (generated forms, curated abbreviations,
         # dictionary words): the same keys plus its own, built on the first text in that language
@@ -269,6 +191,17 @@ class GazetteerNER:
         self._language_lock = threading.Lock()
         log.info("gazetteer: %d keys in %.1fs (%s)", len(self._keys), time.perf_counter() - t0,
                  "read" if self.loaded else "derived")
+
+    def _settings(self) -> list[object]:
+        """What the shared table depends on besides the vocabulary and the code."""
+        cfg = self.cfg
+        return [TABLE_FORMAT, cfg.min_term_chars, cfg.min_term_chars_zh, cfg.plural_variants, cfg.british_spellings]
+
+    def _derive(self) -> tuple[_Table, ahocorasick.Automaton]:
+        keys = self._collect()
+        self._add_variants(keys)
+        self._add_british(keys)
+        return self._compile(keys)
 
     def _long_enough(self, key: str) -> bool:
         limit = self.cfg.min_term_chars_zh if is_cjk(key[0]) else self.cfg.min_term_chars
@@ -377,16 +310,19 @@ class GazetteerNER:
             with self._language_lock:
                 if language not in self._by_language:
                     t0 = time.perf_counter()
-                    flags = (self.german_keys, self.chinese_words, len(extensions))
-                    saved = _language_table_file(self._saved, pack, flags) if self._saved is not None else None
-                    compiled = _read_table(saved) if saved is not None else None
-                    if compiled is None:
+
+                    def derive() -> tuple[_Table, ahocorasick.Automaton]:
                         keys = {entry.key: entry for entry in self._keys}  # the shared table, plus:
                         for extend in extensions:
                             extend(keys, pack)
-                        compiled = self._compile(keys)
-                        if saved is not None:
-                            _write_table(saved, compiled)
+                        return self._compile(keys)
+
+                    if lang.is_builtin(pack):  # its rules are files of medgraph/lang: kept beside the vocabulary
+                        settings = [*self._settings(), self.german_keys, self.chinese_words, len(extensions)]
+                        compiled, _ = derived(self.vocab, f"gazetteer-{pack.code}", settings,
+                                              [*GAZETTEER_SOURCES, *lang_sources()], derive)
+                    else:  # a pack registered from elsewhere: its own, every time
+                        compiled = derive()
                     self._by_language[language] = compiled
                     log.info("gazetteer, %s keys: %d in %.1fs", language, len(compiled[0]), time.perf_counter() - t0)
         return self._by_language[language]

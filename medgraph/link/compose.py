@@ -40,12 +40,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from medgraph import lang
 from medgraph.lang import LanguagePack
 from medgraph.lang.sections.lexicon import ComposeRules
+from medgraph.ontology import vocabulary as vocabulary_module
+from medgraph.ontology.derived import derived, lang_sources
 from medgraph.ontology.glossary import Glossary
 from medgraph.ontology.vocabulary import MINED_PRECEDENCE, RANK_DICTIONARY, RANK_MINED, Vocabulary, is_acronym
+from medgraph.text import keys as keys_module
 from medgraph.text.keys import match_key, norm_key
 
 MAX_GLOSSES = 4  # English terms kept per descriptor (shortest distinct first)
@@ -85,7 +89,29 @@ def surface_pack(surface: str, language: str) -> LanguagePack | None:
 
 
 class Composer:
-    """English glosses of terms in the composing languages, built from the vocabulary's names."""
+    """English glosses of terms in the composing languages, built from the vocabulary's names
+    (~2-4 s for the full vocabulary: ``for_vocabulary`` keeps them beside a saved one)."""
+
+    _STATE = ("english_words", "_english", "_glosses", "tables", "_rare_only")  # all but the vocabulary
+
+    @classmethod
+    def for_vocabulary(cls, vocab: Vocabulary) -> Composer:
+        """The composer of ``vocab``, its tables read from beside the saved vocabulary when a process
+        kept them there (``medgraph.ontology.derived``), as long as every pack with composition
+        rules is a built-in one (their files are in the digest); else built here."""
+        composing = [p for p in lang.packs() if p.lexicon.compose is not None]
+        if not all(lang.is_builtin(p) for p in composing):
+            return cls(vocab)
+        sources: list[str | Path] = [__file__, keys_module.__file__, vocabulary_module.__file__, *lang_sources()]
+        state, _ = derived(vocab, "composer", sorted(p.code for p in composing), sources, lambda: cls(vocab).state())
+        composer = cls.__new__(cls)
+        composer.vocab = vocab
+        for name in cls._STATE:
+            setattr(composer, name, state[name])
+        return composer
+
+    def state(self) -> dict[str, object]:
+        return {name: getattr(self, name) for name in self._STATE}
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab

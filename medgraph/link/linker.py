@@ -140,7 +140,7 @@ class Linker:
         if self._tfidf is None:
             with _TFIDF_BUILD:
                 if self._tfidf is None:
-                    self._tfidf = CharNgramIndex(sorted(self.vocab.norm_index), self.cfg.ngram)
+                    self._tfidf = CharNgramIndex.for_vocabulary(self.vocab, self.cfg.ngram)
         return self._tfidf
 
     def _result(self, mesh_id: str, method: str, score: float) -> LinkResult:
@@ -215,7 +215,7 @@ class Linker:
     def composer(self) -> Composer:
         """English glosses of the composing languages' parts (built on first use)."""
         if self._composer is None:
-            self._composer = Composer(self.vocab)
+            self._composer = Composer.for_vocabulary(self.vocab)
         return self._composer
 
     def compose(self, surface: str, language: str, dictionary: bool | None = None) -> LinkResult | None:

@@ -2,8 +2,9 @@
 
 Input: the vocabulary's normalised keys (``Vocabulary.norm_index``: key → ranked MeSH IDs).
 Output: for each query string, the best (key, cosine similarity) pair. Queries are normalised
-with the same ``norm_key`` as the index. Built once per process (a few seconds for full MeSH);
-search multiplies the query vectors by the transposed index, touching only shared n-grams.
+with the same ``norm_key`` as the index. ~2.5 s to build for full MeSH: ``for_vocabulary`` keeps it
+beside a saved vocabulary (``medgraph.ontology.derived``) for the next process. Search multiplies
+the query vectors by the transposed index, touching only shared n-grams.
 """
 
 from __future__ import annotations
@@ -11,10 +12,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from medgraph.ontology.derived import derived
 from medgraph.text.keys import norm_key
+
+if TYPE_CHECKING:
+    from medgraph.ontology.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +46,15 @@ class CharNgramIndex:
             ngram,
             time.perf_counter() - t0,
         )
+
+    @classmethod
+    def for_vocabulary(cls, vocab: Vocabulary, ngram: int = 3) -> CharNgramIndex:
+        """The index of ``vocab``'s normalised keys, read from beside it when a process kept it there."""
+        import sklearn
+
+        index, _ = derived(vocab, "tfidf", [ngram, sklearn.__version__], [__file__],
+                           lambda: cls(sorted(vocab.norm_index), ngram))
+        return index
 
     def search(self, queries: Sequence[str]) -> list[tuple[str | None, float]]:
         """Best key and cosine similarity per query (``(None, 0.0)`` when nothing is shared)."""

@@ -96,14 +96,14 @@ def test_fuzzy_index_is_built_once_for_callers_that_arrive_together(
     import medgraph.link.linker as linker_module
 
     builds = []
-    real = linker_module.CharNgramIndex
+    real = linker_module.CharNgramIndex.for_vocabulary
 
     def slow_index(*args: object) -> object:
         builds.append(args)
         time.sleep(0.3)
         return real(*args)
 
-    monkeypatch.setattr(linker_module, "CharNgramIndex", slow_index)
+    monkeypatch.setattr(linker_module.CharNgramIndex, "for_vocabulary", slow_index)
     linker = Linker(small_vocab)
     with ThreadPoolExecutor(4) as pool:
         indexes = list(pool.map(lambda _: linker.tfidf, range(4)))
