@@ -11,9 +11,30 @@ from pathlib import Path
 
 from medgraph.observe.metrics import METRICS
 from serve.metrics import _GAUGES
+from tests.helpers import require_module
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "cluster" / "grafana" / "medgraph.json"
 NAME = re.compile(r"\b(?:ray_)?medgraph_[a-z0-9_]+")
+
+
+def _parse(expr: str) -> object:
+    """The expression as Prometheus reads it (Grafana's own ``$__...`` intervals filled in)."""
+    promql_parser = require_module("promql_parser", "MEDGRAPH_REQUIRE_DEPS", "promql-parser (the dev extra)")
+    try:
+        return promql_parser.parse(re.sub(r"\$__\w+", "5m", expr))
+    except ValueError as exc:
+        raise AssertionError(f"not PromQL: {expr}: {exc}") from exc
+
+
+def test_the_query_check_rejects_what_prometheus_would() -> None:
+    _parse("histogram_quantile(0.95, sum by (le) (rate(ray_medgraph_gate_wait_seconds_bucket[$__rate_interval])))")
+    for bad in ("sum(rate(ray_medgraph_build_rows_total[5m])", "rate(ray_medgraph_build_rows_total)",
+                "sum by le (ray_medgraph_build_rows_total)"):
+        try:
+            _parse(bad)
+        except AssertionError:
+            continue
+        raise AssertionError(f"accepted: {bad}")
 
 
 def _panels() -> list[dict]:
@@ -32,7 +53,7 @@ def test_the_dashboard_is_a_grafana_dashboard_model() -> None:
         assert p["datasource"]["uid"] == "${datasource}"
         assert [t["refId"] for t in p["targets"]] == [chr(65 + i) for i in range(len(p["targets"]))]
         for t in p["targets"]:
-            assert t["expr"].count("(") == t["expr"].count(")"), t["expr"]
+            _parse(t["expr"])
 
 
 def _queried() -> set[str]:
