@@ -2,6 +2,7 @@
 
     python benchmarks/tracing.py [--rounds 3] [--requests 20] [--sink phoenix|null] [--out FILE] [--set a.b=c ...]
     python benchmarks/tracing.py --span-cost      # one span's cost, off and on, in this process
+    python benchmarks/tracing.py --interleaved --requests 400 [--sink null]
 
 ``--sink phoenix`` (default) exports to the tracing backend (``make tracing-start``; its OTLP
 endpoint is ``tracing.endpoint``), which then runs on the same CPUs as the app; ``--sink null``
@@ -13,6 +14,14 @@ questions after a warm-up (p50 / p95 ms). Prints JSON: per setting the medians o
 the on / off ratios (the goal: at most 1.05 for /chat p50 and build time), with the machine's load
 average before and after, since the CPUs may be shared. The hashing embedder keeps the build short,
 so tracing's share of it is the largest it can be.
+
+``--interleaved``: the rounds above compare separate app starts, which on a shared machine differ
+by more than tracing costs. Here one app runs with tracing on and ``tracing.sample_ratio`` 0.5, so
+Serve's proxy records about every other request and leaves the rest out (their spans are OpenTelemetry's
+non-recording ones, as with tracing off); a response carries ``X-Trace-Id`` only when recorded.
+``--requests`` sequential questions, interleaved by chance in the same minutes, give the p50 / p95
+of recorded and unrecorded requests and their ratio: what recording and exporting a request's
+spans costs it, with the same app, caches and machine load on both sides.
 """
 
 from __future__ import annotations
@@ -78,6 +87,39 @@ def _round(root: Path, on: bool, requests: int, overrides: list[str]) -> dict[st
             "chat_p50_ms": statistics.median(latencies), "chat_p95_ms": latencies[int(0.95 * (len(latencies) - 1))]}
 
 
+def interleaved(root: Path, requests: int, overrides: list[str]) -> dict[str, Any]:
+    """One traced app, half its requests sampled: latency of recorded against unrecorded requests."""
+    from ray import serve
+
+    from jobs.build_corpus import build_corpus
+    from serve.demo import start
+
+    cfg = _config(root, True, [*overrides, "tracing.sample_ratio=0.5"])
+    build_corpus(cfg, [str(REPO / "data" / "demo")])
+    url = start(cfg)
+    times: dict[str, list[float]] = {"recorded": [], "unrecorded": []}
+    try:
+        for q in QUESTIONS * 2:  # warm-up
+            httpx.post(f"{url}/chat", json={"message": q}, timeout=120).raise_for_status()
+        for i in range(requests):
+            t0 = time.perf_counter()
+            r = httpx.post(f"{url}/chat", json={"message": QUESTIONS[i % len(QUESTIONS)]}, timeout=120)
+            elapsed = 1000 * (time.perf_counter() - t0)
+            r.raise_for_status()
+            times["recorded" if r.headers.get("x-trace-id") else "unrecorded"].append(elapsed)
+    finally:
+        serve.shutdown()
+
+    def stats(xs: list[float]) -> dict[str, float]:
+        xs = sorted(xs)
+        return {"n": len(xs), "p50_ms": round(statistics.median(xs), 2), "p95_ms": round(xs[int(0.95 * (len(xs) - 1))], 2)}
+
+    rec, unrec = stats(times["recorded"]), stats(times["unrecorded"])
+    return {"recorded": rec, "unrecorded": unrec,
+            "ratio_recorded_unrecorded": {"chat_p50": round(rec["p50_ms"] / unrec["p50_ms"], 3),
+                                          "chat_p95": round(rec["p95_ms"] / unrec["p95_ms"], 3)}}
+
+
 class _Discard(http.server.BaseHTTPRequestHandler):
     """An OTLP/HTTP receiver that reads each batch and throws it away."""
 
@@ -137,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sink", choices=("phoenix", "null"), default="phoenix")
     ap.add_argument("--span-cost", action="store_true",
                     help="only the cost of one span, off and on (no Ray, no app): microseconds")
+    ap.add_argument("--interleaved", action="store_true",
+                    help="one traced app sampling half its requests: recorded against unrecorded requests")
     ap.add_argument("--out", type=Path, help="also write the JSON here (Ray's logs share stdout)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="A.B=C")
     args = ap.parse_args(argv)
@@ -160,6 +204,17 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(exporter_environment(cfg.tracing))  # before Ray starts: its processes inherit it
     init_ray(cfg.ray)
     load_before = os.getloadavg()[0]
+    if args.interleaved:
+        with tempfile.TemporaryDirectory(prefix="medgraph-tracing-") as tmp:
+            result = interleaved(Path(tmp), args.requests, args.overrides)
+        report = json.dumps({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "sink": args.sink,
+                             "mode": "interleaved", "requests": args.requests, **result,
+                             "load_avg_1m": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)}},
+                            indent=2)
+        print(report)
+        if args.out:
+            args.out.write_text(report + "\n")
+        return 0
     runs: dict[str, list[dict[str, float]]] = {"off": [], "on": []}
     with tempfile.TemporaryDirectory(prefix="medgraph-tracing-") as tmp:
         for r in range(args.rounds):

@@ -64,9 +64,10 @@ def span(name: str, attributes: Mapping[str, Any] | None = None,
 
 
 def trace_id() -> str | None:
-    """The current trace's ID (32 hex digits), or None outside a recorded trace."""
+    """The current trace's ID (32 hex digits), or None outside a recorded trace (also in a request
+    that ``sample_ratio`` left out: its ID would lead nowhere in the backend)."""
     ctx = trace.get_current_span().get_span_context()
-    return format(ctx.trace_id, "032x") if ctx.is_valid else None
+    return format(ctx.trace_id, "032x") if ctx.is_valid and ctx.trace_flags.sampled else None
 
 
 def carrier() -> dict[str, str]:

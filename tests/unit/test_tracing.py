@@ -43,6 +43,17 @@ def test_with_tracing_off_nothing_is_recorded() -> None:
     assert tracing.setup_process(TracingConfig(enabled=False), "x") is False
 
 
+def test_a_request_left_out_by_the_sample_ratio_has_no_trace_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its spans have IDs but go nowhere: no X-Trace-Id / X-Trace-URL for it (they would lead nowhere)."""
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    provider = TracerProvider(sampler=ALWAYS_OFF)
+    monkeypatch.setattr(tracing, "tracer", lambda: provider.get_tracer("test"))
+    with tracing.span("request") as root:
+        assert root.get_span_context().is_valid and not root.is_recording()
+        assert tracing.trace_id() is None
+
+
 def test_spans_nest_and_an_error_is_recorded_on_its_span(spans: InMemorySpanExporter) -> None:
     with tracing.span("request") as root:
         assert tracing.trace_id() == format(root.get_span_context().trace_id, "032x")
