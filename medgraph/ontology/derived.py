@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 FORMAT = 1
 DIGEST_CHARS = 20
-KEEP = 3  # files of one name kept (other settings, older vocabularies)
+KEEP = 2  # files of one name kept (another setting, the previous vocabulary): ~100 MB each for the gazetteer
 
 
 def lang_sources() -> list[Path]:
