@@ -2,7 +2,7 @@
 
     python benchmarks/tracing.py [--rounds 3] [--requests 20] [--sink phoenix|null] [--out FILE] [--set a.b=c ...]
     python benchmarks/tracing.py --span-cost      # one span's cost, off and on, in this process
-    python benchmarks/tracing.py --interleaved --requests 400 [--sink null]
+    python benchmarks/tracing.py --interleaved --requests 300 [--sink null]
 
 ``--sink phoenix`` (default) exports to the tracing backend (``make tracing-start``; its OTLP
 endpoint is ``tracing.endpoint``), which then runs on the same CPUs as the app; ``--sink null``
@@ -82,9 +82,22 @@ def _round(root: Path, on: bool, requests: int, overrides: list[str]) -> dict[st
             latencies.append(1000 * (time.perf_counter() - t0))
     finally:
         serve.shutdown()
-    latencies.sort()
+    p50, p95 = _p50_p95(latencies)
     return {"build_s": build_s, "docs_per_s": summary["documents_written"] / build_s,
-            "chat_p50_ms": statistics.median(latencies), "chat_p95_ms": latencies[int(0.95 * (len(latencies) - 1))]}
+            "chat_p50_ms": p50, "chat_p95_ms": p95}
+
+
+def _p50_p95(ms: list[float]) -> tuple[float, float]:
+    xs = sorted(ms)
+    return statistics.median(xs), xs[int(0.95 * (len(xs) - 1))]
+
+
+def _emit(report: dict[str, Any], out: Path | None) -> None:
+    """Print the report as JSON, and write it to ``out`` too (Ray's logs share stdout)."""
+    text = json.dumps(report, indent=2)
+    print(text)
+    if out:
+        out.write_text(text + "\n")
 
 
 def interleaved(root: Path, requests: int, overrides: list[str]) -> dict[str, Any]:
@@ -111,8 +124,8 @@ def interleaved(root: Path, requests: int, overrides: list[str]) -> dict[str, An
         serve.shutdown()
 
     def stats(xs: list[float]) -> dict[str, float]:
-        xs = sorted(xs)
-        return {"n": len(xs), "p50_ms": round(statistics.median(xs), 2), "p95_ms": round(xs[int(0.95 * (len(xs) - 1))], 2)}
+        p50, p95 = _p50_p95(xs)
+        return {"n": len(xs), "p50_ms": round(p50, 2), "p95_ms": round(p95, 2)}
 
     rec, unrec = stats(times["recorded"]), stats(times["unrecorded"])
     return {"recorded": rec, "unrecorded": unrec,
@@ -207,13 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.interleaved:
         with tempfile.TemporaryDirectory(prefix="medgraph-tracing-") as tmp:
             result = interleaved(Path(tmp), args.requests, args.overrides)
-        report = json.dumps({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "sink": args.sink,
-                             "mode": "interleaved", "requests": args.requests, **result,
-                             "load_avg_1m": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)}},
-                            indent=2)
-        print(report)
-        if args.out:
-            args.out.write_text(report + "\n")
+        _emit({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "sink": args.sink,
+               "mode": "interleaved", "requests": args.requests, **result,
+               "load_avg_1m": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)}}, args.out)
         return 0
     runs: dict[str, list[dict[str, float]]] = {"off": [], "on": []}
     with tempfile.TemporaryDirectory(prefix="medgraph-tracing-") as tmp:
@@ -222,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                 root = Path(tmp) / f"{setting}-{r}"
                 runs[setting].append(_round(root, setting == "on", args.requests, args.overrides))
     med = {s: {k: round(statistics.median(x[k] for x in rs), 2) for k in rs[0]} for s, rs in runs.items()}
-    report = json.dumps({
+    _emit({
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "sink": args.sink, "rounds": args.rounds,
         "requests": args.requests,
         "off": med["off"], "on": med["on"],
@@ -230,10 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                          "chat_p95": round(med["on"]["chat_p95_ms"] / med["off"]["chat_p95_ms"], 3),
                          "build_time": round(med["on"]["build_s"] / med["off"]["build_s"], 3)},
         "per_round": runs, "load_avg_1m": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
-    }, indent=2)
-    print(report)
-    if args.out:
-        args.out.write_text(report + "\n")
+    }, args.out)
     return 0
 
 
