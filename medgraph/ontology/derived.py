@@ -77,14 +77,13 @@ def read(path: Path) -> object | None:
     return table
 
 
-def write(path: Path, table: object) -> None:
-    """Save atomically (a temporary file per process, then a rename); keep the newest few of the name."""
+def write(path: Path, name: str, table: object) -> None:
+    """Save atomically (a temporary file per process, then a rename); keep the newest few of ``name``."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as fh:
             pickle.dump((FORMAT, table), fh, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(path)
-        name = path.name[: -len(".pkl") - DIGEST_CHARS - 1]
         same = sorted(path.parent.glob(f"{name}-{'?' * DIGEST_CHARS}.pkl"), key=lambda p: p.stat().st_mtime,
                       reverse=True)
         for old in same[KEEP:]:
@@ -106,5 +105,5 @@ def derived(vocab: Vocabulary, name: str, settings: object, sources: Iterable[st
             return table, True  # type: ignore[return-value]  # saved by build() under this digest
     table = build()
     if path is not None:
-        write(path, table)
+        write(path, name, table)
     return table, False
