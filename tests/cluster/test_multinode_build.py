@@ -204,6 +204,21 @@ def wait_partial(build: Build, total_chunks: int, timeout_s: float = 240) -> dic
     return wait_for(partial, timeout_s, every_s=0.3, what="a partly written corpus")
 
 
+def wait_actors_on_a_worker(build: Build, total_chunks: int, timeout_s: float = 240) -> tuple[dict[str, int], dict[int, list[str]]]:
+    """Block until the running build has actors on a worker node and has not written every chunk yet.
+
+    Waiting for written chunks instead is a race: the writer on the head node can start writing only
+    after the extract and embed actors on the workers have finished and gone."""
+    def mid_build() -> tuple[dict[str, int], dict[int, list[str]]] | None:
+        placed = job_actors_by_worker()
+        if not (placed.get(1) or placed.get(2)):
+            return None
+        counts = build.graph_counts()
+        return (counts, placed) if counts["chunks"] < total_chunks else None
+
+    return wait_for(mid_build, timeout_s, every_s=0.2, what="a build with actors on a worker node")
+
+
 def settled(build: Build, quiet_s: float = 3.0) -> dict[str, int]:
     """The graph counts once they stop changing (the job's actors end shortly after its driver)."""
     last = build.graph_counts()
@@ -313,10 +328,8 @@ def test_build_survives_losing_a_worker_node(build, reference) -> None:
     job_id = build.submit()
     victim = 1
     try:
-        before = wait_partial(build, reference["chunks"])
-        placed = job_actors_by_worker()
-        victim = 1 if placed.get(1) or not placed.get(2) else 2
-        assert placed.get(victim), f"no actor of the build on a worker node: {placed}"
+        before, placed = wait_actors_on_a_worker(build, reference["chunks"])
+        victim = 1 if placed.get(1) else 2
         cluster("kill-worker", str(victim))
         status = wait_job(job_id)
         logs = job_logs(job_id)

@@ -373,6 +373,8 @@ def test_pages_have_no_serious_accessibility_violations(browser: Any, app: dict[
 
 def test_everything_is_reachable_by_keyboard(ui: Page, app: dict[str, Any]) -> None:
     page = ui.open("#/chat", app["user_key"])
+    page.locator("#question").wait_for()  # the chat view is drawn once the interface strings are in
+    page.evaluate("() => import('/ui/i18n.js').then(m => m.ready)")
     seen = []
     for _ in range(20):
         page.keyboard.press("Tab")
