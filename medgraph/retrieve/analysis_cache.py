@@ -24,10 +24,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Protocol
 
+from medgraph.lru import Lru
 from medgraph.retrieve.types import QueryAnalysis
 
 if TYPE_CHECKING:
@@ -51,24 +50,13 @@ class LruAnalysisCache:
 
     def __init__(self, size: int = 1024) -> None:
         self.size = size
-        self._items: OrderedDict[Key, QueryAnalysis] = OrderedDict()
-        self._lock = threading.Lock()
+        self._items: Lru[Key, QueryAnalysis] = Lru(size)
 
     def get(self, key: Key) -> QueryAnalysis | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
+        return self._items.get(key)
 
     def put(self, key: Key, analysis: QueryAnalysis) -> None:
-        if not self.size:
-            return
-        with self._lock:
-            self._items[key] = analysis
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+        self._items.put(key, analysis)
 
     def __len__(self) -> int:
         return len(self._items)

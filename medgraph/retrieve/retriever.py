@@ -14,9 +14,7 @@ corpus: the untranslated sparse searches weigh less).
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -26,6 +24,7 @@ from medgraph.embed.base import Embedder, GlossGroups, SparseVector, dense_featu
 from medgraph.embed.lexical import tokenize
 from medgraph.graph.ppr import PPRHit
 from medgraph.lang import PIVOT
+from medgraph.lru import Lru
 from medgraph.observe import metrics, tracing
 from medgraph.retrieve.fusion import language_weights, rrf
 from medgraph.retrieve.paths import PATHS, CommunityCandidates, QueryVectors, Search
@@ -40,6 +39,7 @@ __all__ = ["QueryVectors", "RetrievalResult", "Retriever"]
 
 
 QUERY_VECTORS_KEPT = 256  # the latest questions' query vectors, per retriever
+PARENT_TERMS_KEPT = 4096  # the index terms of the latest passages read for the reranker's features
 
 
 @dataclass
@@ -66,8 +66,10 @@ class Retriever:
         self.ppr_index: ProcessPPR | None = None  # the in-process PPR index (ppr_engine: process)
         # (text, language) -> its query vectors: the relational channel's featurisation and a
         # repeated hop reuse the retrieval's, rather than embed the same question again
-        self._query_vectors: OrderedDict[tuple[str, str], QueryVectors] = OrderedDict()
-        self._query_vectors_lock = threading.Lock()
+        self._query_vectors: Lru[tuple[str, str], QueryVectors] = Lru(QUERY_VECTORS_KEPT)
+        # (language, parent text) -> its index terms, for the reranker's lexical feature: the same
+        # passages come back question after question, and tokenising them was a sixth of retrieval
+        self._parent_terms: Lru[tuple[str | None, str], frozenset[str]] = Lru(PARENT_TERMS_KEPT)
         if cfg.ppr_engine == "process":
             self.ppr_index = ProcessPPR(graph, poll_s=cfg.ppr_refresh_s)
 
@@ -105,11 +107,9 @@ class Retriever:
         """The question's dense and sparse query vectors: embedded once per question (the latest
         ``QUERY_VECTORS_KEPT`` are kept; a ``query_dense`` the analysis carries is used as it is)."""
         key = (analysis.text, analysis.language)
-        with self._query_vectors_lock:
-            kept = self._query_vectors.get(key)
-            if kept is not None:
-                self._query_vectors.move_to_end(key)
-                return kept
+        kept = self._query_vectors.get(key)
+        if kept is not None:
+            return kept
         e = self.embedder
         dense = None
         if e.has_dense:
@@ -120,10 +120,7 @@ class Retriever:
         vectors = QueryVectors(
             dense, e.embed_query_sparse([analysis.text], [analysis.language])[0] if e.has_sparse else None
         )
-        with self._query_vectors_lock:
-            self._query_vectors[key] = vectors
-            while len(self._query_vectors) > QUERY_VECTORS_KEPT:
-                self._query_vectors.popitem(last=False)
+        self._query_vectors.put(key, vectors)
         return vectors
 
     def search_lists(self, path: str, analysis: QueryAnalysis, limit: int, qv: QueryVectors | None = None,
@@ -248,7 +245,7 @@ class Retriever:
             cand.chunk = chunks.get(cand.chunk_id)
             parent = cand.chunk.parent_text if cand.chunk else ""
             language = cand.chunk.language if cand.chunk else None
-            parent_terms = set(tokenize(parent, language=language))
+            parent_terms = self._terms(parent, language)
             vec = vectors.get(cand.chunk_id)
             cand.features = {
                 "dense": dense_feature(self.embedder, float(np.dot(q_vec, vec)))
@@ -261,6 +258,15 @@ class Retriever:
                 "cross_lingual": float(cand.chunk is not None and cand.chunk.language != analysis.language),
             }
         cands[:] = [c for c in cands if c.chunk is not None]  # a chunk deleted meanwhile is dropped
+
+    def _terms(self, text: str, language: str | None) -> frozenset[str]:
+        """The index terms of a passage's text (kept: ``PARENT_TERMS_KEPT``)."""
+        key = (language, text)
+        terms = self._parent_terms.get(key)
+        if terms is None:
+            terms = frozenset(tokenize(text, language=language))
+            self._parent_terms.put(key, terms)
+        return terms
 
 
 def _gloss_coverage(groups: list[list[set[str]]], text_terms: set[str]) -> float:

@@ -18,7 +18,7 @@ in one layer may import each other, but never in a circle between files):
     medgraph.embed, medgraph.ontology
     medgraph.ingest, medgraph.graph, medgraph.testing
     medgraph (the package's own __init__), medgraph.config, medgraph.schemas, medgraph.lang (language packs),
-                                       medgraph.text, medgraph.observe (tracing)
+                                       medgraph.text, medgraph.observe (tracing), medgraph.lru (a bounded map)
 
 Imports are read from the source (``ast``), including those inside functions and under
 ``TYPE_CHECKING``: a lazy import is still a dependency.
@@ -45,7 +45,8 @@ LAYERS: list[set[str]] = [
     {"medgraph.extract", "medgraph.link"},
     {"medgraph.embed", "medgraph.ontology"},
     {"medgraph.ingest", "medgraph.graph", "medgraph.testing"},
-    {"medgraph", "medgraph.config", "medgraph.schemas", "medgraph.lang", "medgraph.text", "medgraph.observe"},
+    {"medgraph", "medgraph.config", "medgraph.schemas", "medgraph.lang", "medgraph.text", "medgraph.observe",
+     "medgraph.lru"},
 ]
 
 
