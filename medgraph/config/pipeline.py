@@ -18,6 +18,9 @@ class RayConfig(_Model):
     num_cpus: int | None = None
     object_store_memory_mb: int = 1024
     include_dashboard: bool = False
+    # a local cluster this config starts runs Serve's throughput-optimised data plane (gRPC between
+    # replicas: jobs/ray_runtime.py SERVE_THROUGHPUT_ENV); a cluster it joins has its own environment
+    serve_throughput_optimized: bool = True
 
 
 class StageResources(_Model):

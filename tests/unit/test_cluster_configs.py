@@ -225,6 +225,16 @@ def test_cluster_traces_go_to_the_bundled_backend_from_every_serve_process():
     assert image.endswith("version-" + re.search(r'PHOENIX_VERSION:-([0-9.]+)', dev).group(1))
 
 
+def test_every_serve_process_on_the_cluster_uses_the_throughput_optimised_data_plane():
+    """What a local cluster gets from jobs/ray_runtime.py, every RayService pod gets from its manifest."""
+    from jobs.ray_runtime import SERVE_THROUGHPUT_ENV
+
+    spec = _ray_cluster_spec("rayservice.yaml")
+    for group in [spec["headGroupSpec"], *spec["workerGroupSpecs"]]:
+        env = {e["name"]: e.get("value") for e in group["template"]["spec"]["containers"][0]["env"]}
+        assert {k: env.get(k) for k in SERVE_THROUGHPUT_ENV} == SERVE_THROUGHPUT_ENV
+
+
 def test_cluster_serving_requires_keys_and_keeps_state_on_servers():
     cfg = load_config(REPO / "configs" / "cluster.yaml")
     assert cfg.auth.required and cfg.auth.force_tier == "admin"
