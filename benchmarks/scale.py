@@ -2,6 +2,7 @@
 
     python benchmarks/scale.py [--sizes 10000 50000 200000] [--set embedding.dense=hashing ...]
         [--questions 50] [--work /tmp/scale] [--plot docs/images/scale.png]
+    python benchmarks/scale.py --stores servers --ray-address 127.0.0.1:6390 [--sizes 10000 50000]
 
 Each size runs in a process of its own (its driver's peak memory is its own): the scale corpus's
 first N articles (``benchmarks/scale_corpus.py``: real sentences, unique PMIDs) are built by the
@@ -17,8 +18,16 @@ its own abstract at once), the delete (seconds), the PPR index build (seconds) a
 (ms, analysis included); and per size its cost per document relative to the smallest size's
 (the curve's bend: 1.0 is linear). Records the machine's load average before and after. With
 ``--plot``, a PNG of documents/s and retrieval p50 against size (matplotlib, the ``bench`` extra).
+
+``--stores servers``: the cluster stores instead (``configs/local-cluster.yaml``: Neo4j + GDS, the
+Qdrant server, the writer pool of Write actors): the local Neo4j (``make neo4j-start``; it is
+restarted with its data wiped before each size, ``cluster/neo4j/neo4j-dev.sh restart --wipe``) and
+the Qdrant server at ``$MEDGRAPH_QDRANT_URL`` (``make qdrant-start``; one collection per size,
+dropped first). ``--ray-address``: the driver joins that cluster (the local three-node one:
+``cluster/local/ray-local.sh start``, then ``ray-local.sh address``) instead of starting Ray. Disk
+sizes are then the Neo4j data directory and the Qdrant server's collection (its storage folder).
 Not measured here: the Ray worker processes' memory (only the driver's), serving under load
-(``benchmarks/serve_load.py``), the cluster stores (Neo4j + GDS, the Qdrant server).
+(``benchmarks/serve_load.py``).
 """
 
 from __future__ import annotations
@@ -59,8 +68,32 @@ def questions(shared: Path, n: int) -> list[str]:
     return [item["QUESTION"] for item in list(data.values())[:n]]
 
 
+NEO4J_DATA = REPO / "cluster" / "neo4j" / "run" / "data"
+QDRANT_STORAGE = REPO / ".medgraph" / "qdrant-server" / "storage"
+
+
+def server_stores(work: Path, size: int) -> None:
+    """Empty server stores for one size, named in the environment configs/local-cluster.yaml reads
+    (addresses, the collection; its vocabulary under ``work``, shared by the sizes)."""
+    from qdrant_client import QdrantClient
+
+    url = os.environ.get("MEDGRAPH_QDRANT_URL") or os.environ.get("QDRANT_URL") or "http://127.0.0.1:6343"
+    collection = f"scale_n{size}"
+    os.environ.update(MEDGRAPH_HOME=str(work), QDRANT_URL=url, MEDGRAPH_COLLECTION=collection)
+    os.environ.setdefault("NEO4J_URI", "bolt://127.0.0.1:7687")
+    neo4j = str(REPO / "cluster" / "neo4j" / "neo4j-dev.sh")
+    subprocess.run([neo4j, "restart", "--wipe"], check=True, capture_output=True)
+    subprocess.run([neo4j, "wait"], check=True, capture_output=True)
+    client = QdrantClient(url=url, timeout=60, check_compatibility=False)
+    try:
+        if client.collection_exists(collection):
+            client.delete_collection(collection)
+    finally:
+        client.close()
+
+
 def one_size(size: int, work: Path, config: str, overrides: list[str], shared: Path, n_questions: int,
-             per_file: int) -> dict[str, Any]:
+             per_file: int, servers: bool = False) -> dict[str, Any]:
     """Build, grow, shrink and query a corpus of ``size`` articles (this process's whole job)."""
     from benchmarks.scale_corpus import FIRST_PMID, article, load_pool, write_corpus
     from jobs.build_corpus import build_corpus
@@ -71,7 +104,12 @@ def one_size(size: int, work: Path, config: str, overrides: list[str], shared: P
 
     root = work / f"n{size}"
     shutil.rmtree(root, ignore_errors=True)
-    stores = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant"]
+    root.mkdir(parents=True)
+    if servers:
+        server_stores(work, size)
+        stores = []
+    else:
+        stores = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant"]
     cfg = load_config(config, [*overrides, *stores])
     pool = load_pool(shared)
     write_corpus(pool, root / "corpus", size, per_file)
@@ -81,8 +119,12 @@ def one_size(size: int, work: Path, config: str, overrides: list[str], shared: P
     build = build_corpus(cfg, [str(root / "corpus")])
     if build["status"] != "succeeded":
         raise SystemExit(f"the build of {size} articles failed: {build}")
-    disk = {"graph_sqlite_mb": round(_du(root / "graph.sqlite") / 2**20, 1),
-            "qdrant_mb": round(_du(root / "qdrant") / 2**20, 1)}
+    if servers:  # the Neo4j data directory; the Qdrant server's folder of this size's collection
+        disk = {"neo4j_data_mb": round(_du(NEO4J_DATA) / 2**20, 1),
+                "qdrant_collection_mb": round(_du(QDRANT_STORAGE / "collections" / f"scale_n{size}") / 2**20, 1)}
+    else:
+        disk = {"graph_sqlite_mb": round(_du(root / "graph.sqlite") / 2**20, 1),
+                "qdrant_mb": round(_du(root / "qdrant") / 2**20, 1)}
     more = build_corpus(cfg, [str(root / "more")])
 
     graph, vectors = make_graph_store(cfg.stores.graph), make_vector_store(cfg.stores.vector)
@@ -153,18 +195,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/medgraph-scale"))
     ap.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--plot", type=Path)
+    ap.add_argument("--stores", choices=["embedded", "servers"], default="embedded")
+    ap.add_argument("--ray-address", help="join this Ray cluster (GCS address) instead of starting one")
     ap.add_argument("--one-size", type=int, help=argparse.SUPPRESS)  # the child process of one size
     args = ap.parse_args(argv)
+    servers = args.stores == "servers"
+    if servers and args.config == str(REPO / "configs" / "local.yaml"):
+        args.config = str(REPO / "configs" / "local-cluster.yaml")
+    if args.ray_address:
+        os.environ["RAY_ADDRESS"] = args.ray_address  # init_ray joins it (the child inherits it)
     if args.one_size:
         print(json.dumps(one_size(args.one_size, args.work, args.config, args.overrides, args.shared,
-                                  args.questions, args.per_file)))
+                                  args.questions, args.per_file, servers)))
         return 0
     load = [round(x, 2) for x in os.getloadavg()]
     results = []
     for size in sorted(args.sizes):
         cmd = [sys.executable, __file__, "--one-size", str(size), "--config", args.config, "--questions",
                str(args.questions), "--per-file", str(args.per_file), "--work", str(args.work),
-               "--shared", str(args.shared), *[a for s in args.overrides for a in ("--set", s)]]
+               "--shared", str(args.shared), "--stores", args.stores,
+               *[a for s in args.overrides for a in ("--set", s)]]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         results.append(json.loads(out.strip().splitlines()[-1]))
         print(f"{size}: {results[-1]['build_s']} s", file=sys.stderr)
@@ -174,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.plot:
         plot(results, args.plot)
     print(json.dumps({"benchmark": "scale", "date": time.strftime("%Y-%m-%d %H:%M"), "config": args.config,
+                      "stores": args.stores, "ray_address": args.ray_address,
                       "overrides": args.overrides, "load_before": load, "load_after": [round(x, 2) for x in os.getloadavg()],
                       "cpus": os.cpu_count(), "results": results}, indent=1))
     return 0
