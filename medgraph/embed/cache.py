@@ -77,8 +77,8 @@ class CachedEmbedder:
             row = self._kept.get((query, text))
             if row is not None:
                 found[text] = row
+        self.hits += sum(1 for text in texts if text in found)
         missing = sorted({text for text in texts if text not in found})
-        self.hits += len(texts) - sum(1 for text in texts if text in missing)
         if missing:  # one batch for the misses; other threads' hits do not wait for it
             computed = self.inner.embed_query_dense(missing) if query else self.inner.embed_dense(missing)
             self.misses += len(missing)

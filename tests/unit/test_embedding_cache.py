@@ -88,3 +88,28 @@ def test_factory_wraps_only_when_asked_and_only_dense_embedders() -> None:
     assert wrapped.embed_sparse(["metformin"])[0].indices.size > 0
     with pytest.raises(ValueError, match="at least one row"):
         CachedEmbedder(HashingEmbedder(), rows=0)
+
+
+def test_the_retriever_tokenises_a_passage_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reranker's lexical feature reads each passage's terms; a passage seen before is not
+    tokenised again (``Retriever._terms``), and its terms are the tokenizer's."""
+    from types import SimpleNamespace
+
+    from medgraph.embed.lexical import tokenize
+    from medgraph.lru import Lru
+    from medgraph.retrieve import retriever as module
+
+    calls: list[str] = []
+
+    def counting(text: str, use_stem: bool = True, language: str | None = None) -> list[str]:
+        calls.append(text)
+        return tokenize(text, use_stem, language)
+
+    monkeypatch.setattr(module, "tokenize", counting)
+    holder = SimpleNamespace(_parent_terms=Lru(8))
+    text = "Metformin lowered myocardial infarction in patients with diabetes."
+    first = module.Retriever._terms(holder, text, "en")  # type: ignore[arg-type]
+    again = module.Retriever._terms(holder, text, "en")  # type: ignore[arg-type]
+    module.Retriever._terms(holder, text, "de")  # type: ignore[arg-type]  # another stemmer: its own entry
+    assert first == again == frozenset(tokenize(text, language="en"))
+    assert calls == [text, text]
