@@ -269,7 +269,7 @@ class Retriever:
         return terms
 
 
-def _gloss_coverage(groups: list[list[set[str]]], text_terms: set[str]) -> float:
+def _gloss_coverage(groups: list[list[set[str]]], text_terms: frozenset[str]) -> float:
     """The share of a translation's gloss groups (source words and entities) with an alternative all
     of whose terms are in the text."""
     groups = [g for g in groups if any(g)]
@@ -278,6 +278,6 @@ def _gloss_coverage(groups: list[list[set[str]]], text_terms: set[str]) -> float
     return sum(any(alt and alt <= text_terms for alt in group) for group in groups) / len(groups)
 
 
-def _lexical_overlap(term_sets: list[set[str]], text_terms: set[str]) -> float:
+def _lexical_overlap(term_sets: list[set[str]], text_terms: frozenset[str]) -> float:
     """The best share, over the question and its translations, of its terms found in the text."""
     return max((len(q & text_terms) / len(q) for q in term_sets if q), default=0.0)
