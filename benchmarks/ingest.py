@@ -89,15 +89,25 @@ def stage_rates(cfg: Any, corpus: list[Path]) -> dict[str, Any]:
 
 def wipe_server_stores(cfg: Any) -> None:
     """Empty the Neo4j database and drop the Qdrant collection of ``cfg`` (``--wipe-stores``)."""
-    from medgraph.stores import make_graph_store, make_vector_store
+    from medgraph.stores import make_graph_store
 
     graph: Any = make_graph_store(cfg.stores.graph)
     with graph._driver.session(database=cfg.stores.graph.database) as session:  # an implicit transaction
         session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
     graph.close()
+    drop_collection(cfg)
+
+
+def drop_collection(cfg: Any) -> None:
+    """Drop the Qdrant server collection ``cfg`` names, when it exists."""
+    from medgraph.stores import make_vector_store
+
     vectors = make_vector_store(cfg.stores.vector)
-    vectors.client.delete_collection(cfg.stores.vector.collection)
-    vectors.close()
+    try:
+        if vectors.client.collection_exists(cfg.stores.vector.collection):
+            vectors.client.delete_collection(cfg.stores.vector.collection)
+    finally:
+        vectors.close()
 
 
 def ray_run(corpus: list[Path], workers: int, extra: list[str], address: str | None, config: str,

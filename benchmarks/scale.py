@@ -73,23 +73,15 @@ QDRANT_STORAGE = REPO / ".medgraph" / "qdrant-server" / "storage"
 
 
 def server_stores(work: Path, size: int) -> None:
-    """Empty server stores for one size, named in the environment configs/local-cluster.yaml reads
-    (addresses, the collection; its vocabulary under ``work``, shared by the sizes)."""
-    from qdrant_client import QdrantClient
-
+    """Name one size's server stores in the environment configs/local-cluster.yaml reads (addresses,
+    the collection; its vocabulary under ``work``, shared by the sizes) and restart Neo4j with its
+    data wiped (deleting nodes would leave the store files at the previous size's)."""
     url = os.environ.get("MEDGRAPH_QDRANT_URL") or os.environ.get("QDRANT_URL") or "http://127.0.0.1:6343"
-    collection = f"scale_n{size}"
-    os.environ.update(MEDGRAPH_HOME=str(work), QDRANT_URL=url, MEDGRAPH_COLLECTION=collection)
+    os.environ.update(MEDGRAPH_HOME=str(work), QDRANT_URL=url, MEDGRAPH_COLLECTION=f"scale_n{size}")
     os.environ.setdefault("NEO4J_URI", "bolt://127.0.0.1:7687")
     neo4j = str(REPO / "cluster" / "neo4j" / "neo4j-dev.sh")
     subprocess.run([neo4j, "restart", "--wipe"], check=True, capture_output=True)
     subprocess.run([neo4j, "wait"], check=True, capture_output=True)
-    client = QdrantClient(url=url, timeout=60, check_compatibility=False)
-    try:
-        if client.collection_exists(collection):
-            client.delete_collection(collection)
-    finally:
-        client.close()
 
 
 def one_size(size: int, work: Path, config: str, overrides: list[str], shared: Path, n_questions: int,
@@ -111,6 +103,10 @@ def one_size(size: int, work: Path, config: str, overrides: list[str], shared: P
     else:
         stores = [f"stores.graph.path={root}/graph.sqlite", f"stores.vector.path={root}/qdrant"]
     cfg = load_config(config, [*overrides, *stores])
+    if servers:
+        from benchmarks.ingest import drop_collection
+
+        drop_collection(cfg)
     pool = load_pool(shared)
     write_corpus(pool, root / "corpus", size, per_file)
     extra = max(size // 100, 1)

@@ -28,31 +28,10 @@ class CachedEmbedder:
         self.inner, self.rows = inner, rows
         self._kept: Lru[tuple[bool, str], FloatArray] = Lru(rows)
         self.hits = self.misses = 0  # texts found / embedded (approximate under threads: statistics only)
-
-    # the protocol's properties: the inner embedder's
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    @property
-    def has_dense(self) -> bool:
-        return self.inner.has_dense
-
-    @property
-    def has_sparse(self) -> bool:
-        return self.inner.has_sparse
-
-    @property
-    def sparse_idf(self) -> bool:
-        return self.inner.sparse_idf
-
-    @property
-    def dense_feature_map(self) -> tuple[float, float]:
-        return self.inner.dense_feature_map
+        # the protocol's attributes: the inner embedder's
+        self.name, self.dim = inner.name, inner.dim
+        self.has_dense, self.has_sparse, self.sparse_idf = inner.has_dense, inner.has_sparse, inner.sparse_idf
+        self.dense_feature_map = inner.dense_feature_map
 
     def embed_dense(self, texts: list[str]) -> FloatArray:
         return self._dense(texts, query=False)
