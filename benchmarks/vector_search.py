@@ -9,15 +9,21 @@ Output: JSON on stdout, per collection size: p50/p95 ms of ``search_dense``, ``s
 ``hybrid_search`` through ``QdrantVectorStore`` with its ``LocalVectorIndex`` (``index``) and with
 ``search_index = False`` (``qdrant``: qdrant-client's local-mode search), the speed-up
 (qdrant p50 / index p50, measured in the same run), the index build time, and the top-10 overlap
-of the two (1.0 = the same points).
+of the two (1.0 = the same points). Then ``--rounds`` (default 10) rounds of a write followed by a
+hybrid search, alternating two ways in the same run: ``incremental`` (the store hands the write to
+its index, as it does by default) and ``reread`` (the index dropped after the write, so the search
+reads the collection whole, as every read after a write did before the index followed writes);
+per way and kind of write (upsert of 10 new points; delete of 10 points) the p50 ms of the write
+and of the search after it.
 
-    python benchmarks/vector_search.py [--points 4000 --points 20000] [--queries 30]
+    python benchmarks/vector_search.py [--points 4000 --points 20000] [--queries 30] [--rounds 10]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -55,7 +61,7 @@ def timed(fn: Callable[[int], Any], arg: int) -> tuple[Any, float]:
     return out, (time.perf_counter() - start) * 1000
 
 
-def measure(n: int, n_queries: int, seed: int = 0) -> dict[str, Any]:
+def measure(n: int, n_queries: int, rounds: int, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     store = build(n, rng)
     start = time.perf_counter()
@@ -89,7 +95,39 @@ def measure(n: int, n_queries: int, seed: int = 0) -> dict[str, Any]:
         ]
         row["top10_overlap"] = round(float(np.mean(overlaps)), 4)
         out[kind] = row
+    out["read_after_write"] = read_after_write(store, rng, n, rounds)
     store.close()
+    return out
+
+
+def read_after_write(store: QdrantVectorStore, rng: np.random.Generator, n: int, rounds: int) -> dict[str, Any]:
+    """Write, then search, ``rounds`` times per way (module docstring); ways alternate."""
+    times: dict[str, list[float]] = {}
+    next_id = n
+    for r in range(2 * rounds):
+        way = ("incremental", "reread")[r % 2]
+        for write in ("upsert", "delete"):
+            start = time.perf_counter()
+            if write == "upsert":
+                chunks = [Chunk(f"c{i}", f"d{i}", 0, "x", ["S"], f"d{i}", "x", 1, "en")
+                          for i in range(next_id, next_id + 10)]
+                next_id += 10
+                store.upsert(chunks, rng.normal(size=(10, DIM)).astype(np.float32),
+                             [sparse_vector(rng, TERMS_PER_DOC) for _ in chunks])
+            else:
+                store.delete_chunks([f"c{int(i)}" for i in rng.choice(n, size=10, replace=False)])
+            written = time.perf_counter()
+            if way == "reread":
+                store._index = None  # as before: the first read after a write reads the collection
+            read_start = time.perf_counter()
+            store.hybrid_search(rng.normal(size=DIM).astype(np.float32), sparse_vector(rng, 8), LIMIT)
+            done = time.perf_counter()
+            times.setdefault(f"{way}_{write}_write_ms", []).append((written - start) * 1000)
+            times.setdefault(f"{way}_{write}_then_search_ms", []).append((done - read_start) * 1000)
+    out: dict[str, Any] = {key: round(float(np.median(v)), 3) for key, v in times.items()}
+    for write in ("upsert", "delete"):
+        out[f"{write}_then_search_speedup_p50"] = round(
+            out[f"reread_{write}_then_search_ms"] / max(out[f"incremental_{write}_then_search_ms"], 1e-6), 1)
     return out
 
 
@@ -97,9 +135,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--points", type=int, action="append")
     ap.add_argument("--queries", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=10)
     args = ap.parse_args()
     sizes = args.points or [4000]
-    print(json.dumps({"sizes": [measure(n, args.queries) for n in sizes]}, indent=2))
+    report = {"load_avg_start": os.getloadavg(), "sizes": [measure(n, args.queries, args.rounds) for n in sizes],
+              "load_avg_end": os.getloadavg()}
+    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

@@ -21,11 +21,12 @@ text, parent_id, parent_text, page, token_count, index.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -118,8 +119,9 @@ class QdrantVectorStore:
         self._lock: contextlib.AbstractContextManager[Any] = (
             threading.RLock() if self._is_local else contextlib.nullcontext()
         )
-        # Local mode searches an in-process matrix snapshot (``LocalVectorIndex``), rebuilt on the
-        # first read after a write; ``search_index: False`` sends every search to Qdrant itself.
+        # Local mode searches an in-process index (``LocalVectorIndex``) that this store's writes
+        # update in place; it is read whole from the collection only on the first read and after a
+        # write that failed; ``search_index: False`` sends every search to Qdrant itself.
         self.search_index = self._is_local
         self._generation = 0
         self._index: LocalVectorIndex | None = None
@@ -203,6 +205,7 @@ class QdrantVectorStore:
             with self._guard("upsert"):
                 self._generation += 1
                 self.client.upsert(self.collection, points=points, wait=True)
+                self._follow(functools.partial(_index_points, points))
 
     def _points(
         self, chunks: list[Chunk], dense: Dense | None, sparse: list[SparseVector] | None
@@ -243,6 +246,7 @@ class QdrantVectorStore:
                 self.client.delete(
                     self.collection, points_selector=models.FilterSelector(filter=flt), wait=True
                 )
+                self._follow(lambda index: index.delete_docs(list(doc_ids)))
 
     def delete_chunks(self, chunk_ids: list[str]) -> None:
         """Remove the points of the given chunk ids."""
@@ -256,6 +260,7 @@ class QdrantVectorStore:
                     points_selector=models.PointIdsList(points=[point_id(c) for c in chunk_ids]),
                     wait=True,
                 )
+                self._follow(lambda index: index.delete_chunks(list(chunk_ids)))
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -370,8 +375,24 @@ class QdrantVectorStore:
                 out[str((p.payload or {}).get("chunk_id"))] = vec
         return out
 
+    def _follow(self, write: Callable[[LocalVectorIndex], None]) -> None:
+        """Apply a write that just succeeded to the in-process index, when the index had seen every
+        write before it (call under the lock, after bumping the generation). An index that missed
+        one stays behind and is read again whole on the next search."""
+        index = self._index
+        if index is None or index.generation != self._generation - 1:
+            return
+        try:
+            write(index)
+        except Exception:  # noqa: BLE001 - the collection has the write; the index is read again
+            logger.exception("search index of %r could not follow a write; it will be read again", self.collection)
+            self._index = None
+            return
+        index.generation = self._generation
+
     def _current_index(self) -> LocalVectorIndex:
-        """The in-process index, rebuilt when a write happened since it was built (call under the lock)."""
+        """The in-process index, read whole from the collection when there is none yet or it missed
+        a write (call under the lock)."""
         if self._index is None or self._index.generation != self._generation:
             from qdrant_client import models
 
@@ -414,6 +435,12 @@ class QdrantVectorStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _index_points(points: list[Any], index: LocalVectorIndex) -> None:
+    """Hand points just written to the collection to its in-process index."""
+    index.upsert_rows([str(p.payload["chunk_id"]) for p in points], [p.payload for p in points],
+                      [p.vector.get(DENSE) for p in points], [p.vector.get(SPARSE) for p in points])
 
 
 def _rrf_hits(lists: list[list[VectorHit]], limit: int, k: int = 2) -> list[VectorHit]:

@@ -9,6 +9,7 @@ from medgraph.config.models import QdrantLocalConfig
 from medgraph.embed.base import SparseVector
 from medgraph.schemas import Chunk
 from medgraph.stores import make_vector_store
+from medgraph.stores.local_index import LocalVectorIndex
 from medgraph.stores.vector import QdrantVectorStore
 
 N_POINTS, DIM, N_TERMS = 300, 16, 60
@@ -102,3 +103,60 @@ def test_get_sparse_returns_the_written_weights(store: QdrantVectorStore) -> Non
     dense_fast, dense_exact = _both(store, "get_dense", ids)
     for cid in dense_exact:
         np.testing.assert_allclose(dense_fast[cid], dense_exact[cid], atol=1e-5)
+
+
+def test_writes_update_the_index_in_place_and_match_qdrant(
+    store: QdrantVectorStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upserts (new points, overwritten points, new terms, points without a sparse vector) and
+    deletes by chunk and by document are applied to the index without reading the collection again,
+    through compactions, and every search still gives Qdrant's own results (IDF included)."""
+    rng = np.random.default_rng(5)
+    store.search_dense(np.ones(DIM, dtype=np.float32), 1)  # the index exists
+    reads = []
+    original = LocalVectorIndex.from_collection
+    monkeypatch.setattr(LocalVectorIndex, "from_collection",
+                        classmethod(lambda cls, *a, **k: reads.append(1) or original(*a, **k)))
+    compactions = []
+    compact = LocalVectorIndex._compact
+    monkeypatch.setattr(LocalVectorIndex, "_compact", lambda self: compactions.append(1) or compact(self))
+    n = N_POINTS
+    for step in range(12):
+        fresh = [_chunk(i) for i in range(n, n + 40)]
+        overwritten = [_chunk(int(i)) for i in rng.choice(n, size=10, replace=False)]
+        chunks = fresh + overwritten
+        sparse = [_random_sparse(rng) if i % 7 else SparseVector.from_arrays([], []) for i in range(len(chunks))]
+        sparse[0] = SparseVector.from_arrays([N_TERMS + step], [1.5])  # a term new to the collection
+        store.upsert(chunks, rng.normal(size=(len(chunks), DIM)).astype(np.float32), sparse)
+        n += 40
+        store.delete_chunks([f"c{int(i)}" for i in rng.choice(n, size=15, replace=False)])
+        store.delete_documents([f"d{int(i)}" for i in rng.choice(n // 3, size=3, replace=False)])
+        for language in (None, "de"):
+            _assert_same(*_both(store, "search_dense", rng.normal(size=DIM).astype(np.float32), 20, language))
+            query = SparseVector.from_arrays([0, 1, int(rng.integers(2, N_TERMS)), N_TERMS + step], [1.0, 0.5, 1.0, 1.0])
+            _assert_same(*_both(store, "search_sparse", query, 25, language))
+        ids = [f"c{i}" for i in range(0, n, 37)]
+        fast, exact = _both(store, "get_sparse", ids)
+        assert set(fast) == set(exact)
+        for cid in fast:
+            assert fast[cid].as_dict() == pytest.approx(exact[cid].as_dict())
+    assert reads == [] and len(compactions) >= 2
+    assert store._index is not None and len(store._index) == store.count()
+
+
+def test_a_failed_write_makes_the_index_read_the_collection_again(store: QdrantVectorStore) -> None:
+    store.search_dense(np.ones(DIM, dtype=np.float32), 1)
+    first = store._index
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk full")
+
+    real = store.client.upsert
+    store.client.upsert = broken  # type: ignore[method-assign]
+    new = Chunk("new", "dnew", 0, "new", ["S"], "dnew-p", "new", 1, "en")
+    with pytest.raises(RuntimeError):
+        store.upsert([new], np.ones((1, DIM), dtype=np.float32), [SparseVector.from_arrays([1], [1.0])])
+    store.client.upsert = real  # type: ignore[method-assign]
+    store.upsert([new], np.ones((1, DIM), dtype=np.float32), [SparseVector.from_arrays([1], [1.0])])
+    assert store.search_dense(np.ones(DIM, dtype=np.float32), 1)[0].chunk_id == "new"
+    assert store._index is not first  # read again, not patched
