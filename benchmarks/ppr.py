@@ -7,7 +7,7 @@ random queries of 1–3 seeds with linking-score weights in [0.5, 1], seeds draw
 ``popular`` (∝ mention count, as questions mention entities) and ``uniform`` (over entities).
 
 Output: JSON on stdout. Per graph and seed draw: p50/p95 latency (ms) of ``PPRIndex.query``
-(default ``tol`` and the ``--tols`` sweep), of full-graph power iteration to 1e-6 (the
+(the index's default ``tol``, ``tolerance_for``, and the ``--tols`` sweep), of full-graph power iteration to 1e-6 (the
 alternative algorithm), of igraph ``personalized_pagerank`` (graph and reset vectors built
 outside the timing), of networkx ``pagerank`` (``--nx-queries``, default 5); the index build
 time; top-10 overlap of each with ``PPRIndex.exact`` (strict, and counting chunks tied with the
@@ -22,6 +22,7 @@ import argparse
 import json
 import logging
 import os
+import resource
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -113,11 +114,16 @@ def timed(
     }
 
 
+def _rss_gb() -> float:
+    """Resident memory of this process now (Linux ``/proc``)."""
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**30
+
+
 def _percentiles(prefix: str, values: list[float]) -> dict[str, float]:
     return {f"{prefix}p{q}_ms": round(float(np.percentile(values, q)), 3) for q in (50, 95)}
 
 
-def ours(index: PPRIndex, tol: float) -> Callable[[Query], list[int]]:
+def ours(index: PPRIndex, tol: float | None) -> Callable[[Query], list[int]]:
     pos = {c: j for j, c in enumerate(index.chunk_ids)}
     return lambda q: [pos[h.chunk_id] for h in index.query(q, DAMPING, tol=tol)][:TOP]
 
@@ -188,7 +194,7 @@ def networkx_runner(b: sp.csr_matrix, entity_ids: list[str]) -> tuple[Callable[[
 def bench_graph(
     b: sp.csr_matrix, entity_ids: list[str], chunk_ids: list[str], args: argparse.Namespace
 ) -> dict[str, Any]:
-    start = time.perf_counter()
+    start, rss = time.perf_counter(), _rss_gb()
     index = PPRIndex(b, entity_ids, chunk_ids)
     out: dict[str, Any] = {
         "entities": len(entity_ids),
@@ -198,6 +204,9 @@ def bench_graph(
         "max_entity_mentions": int(np.asarray(b.sum(axis=1)).max()),
         "index_method": index.method,
         "index_build_s": round(time.perf_counter() - start, 3),
+        "index_rss_gb": round(_rss_gb() - rss, 3),
+        "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3),
+        "default_tol": index.default_tol,
     }
     start = time.perf_counter()
     fallback = PPRIndex(b, entity_ids, chunk_ids, max_pairs=0)
@@ -223,10 +232,10 @@ def bench_draw(
 ) -> dict[str, Any]:
     queries = random_queries(b, index.entity_ids, args.queries, draw)
     exact = [index.exact(q, DAMPING) for q in queries]
-    res: dict[str, Any] = {"ppr_query": timed(ours(index, 1e-6), queries, exact)}
+    res: dict[str, Any] = {"ppr_query": timed(ours(index, None), queries, exact)}
     for tol in args.tols:
         res[f"ppr_query_tol{tol:g}"] = timed(ours(index, tol), queries, exact)
-    res["ppr_query_bipartite_fallback"] = timed(ours(fallback, 1e-6), queries, exact)
+    res["ppr_query_bipartite_fallback"] = timed(ours(fallback, None), queries, exact)
     res["power_iteration_tol1e-6"] = timed(power(index), queries[: args.power_queries], exact)
     res["igraph"] = timed(ig_run, queries[: args.igraph_queries], exact, prepare=ig_run.prepare)
     if nx_run is not None:
@@ -246,7 +255,7 @@ def main() -> None:
     parser.add_argument("--nx-queries", type=int, default=5)
     parser.add_argument("--power-queries", type=int, default=20)
     parser.add_argument("--igraph-queries", type=int, default=200)
-    parser.add_argument("--tols", type=float, nargs="*", default=[1e-5, 1e-7])
+    parser.add_argument("--tols", type=float, nargs="*", default=[1e-5, 1e-6, 1e-7])
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     report: dict[str, Any] = {"damping": DAMPING, "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()}

@@ -20,10 +20,12 @@ once per round (vectorised gathers of contiguous rows and one scatter-add), so t
 what the seeds reach, not on the graph size. Chunk scores are then one scatter from the entities
 whose estimated mass per unit degree is ``≥ eps``. On the 1M-mention benchmark (2 shared CPUs)
 this takes ~4 ms per query at ``tol = 1e-6`` (top-10 overlap with the exact result 0.95–0.98),
-~200× less than igraph's PRPACK solve and ~40× less than a full power iteration to 1e-6; a push that alternates over the bipartite graph itself (kept as the fallback
-when ``M`` could exceed ``max_pairs`` entries, bounded by the sum over chunks of (entities per
-chunk)², i.e. chunks with very many entities) spends
-2–3× longer in thousands of tiny chunk rows; a power iteration restricted to the reachable part
+~200× less than igraph's PRPACK solve and ~40× less than a full power iteration to 1e-6; at 10M
+mentions ~15 ms at the size-scaled default ``tol = 1e-7`` (overlap 0.97–0.99, index 0.8 GB). A push
+that alternates over the bipartite graph itself (kept as the fallback when ``M`` could exceed
+``max_pairs`` entries, bounded by the sum over chunks of (entities per chunk)²: ~39M at 10M
+mentions of the benchmark's shape; the build peaks at ~24 bytes per pair) spends 2–3× longer in
+thousands of tiny chunk rows; a power iteration restricted to the reachable part
 degenerates into a full one, since one hop to a popular entity reaches almost every chunk.
 
 Error bound. ``M·D`` is symmetric (``D`` = entity degrees), so ``deg(u)·G(v,u) = deg(v)·G(u,v)``
@@ -32,8 +34,13 @@ satisfies ``0 ≤ x(e) − x̂(e) ≤ eps·deg(e)/(1−d²)``. Hence every chunk
 ``0 ≤ π(c) − score(c) ≤ tol·deg(c)·d·(2−d²)/(1−d²)`` (≈ 1.17·tol·deg(c) at d = 0.5, where
 ``deg(c)`` is the chunk's mention count); the bipartite fallback guarantees ``tol·deg(c)``.
 
-The index is immutable after construction; a query allocates its own arrays, so concurrent
-queries from several threads are safe.
+Chunk scores. When the push reaches few chunks (fewer than 1/16 of them, as at 10M mentions), they
+are summed in a zeroed chunk-length vector kept per thread and read back at the reached chunks
+only, and the top-k is chosen among those; allocating and scanning a fresh vector of millions of
+chunks per query had cost more than the push itself.
+
+The index is immutable after construction; a query allocates its own arrays (and uses its
+thread's score vector), so concurrent queries from several threads are safe.
 
 Serving the index next to a changing store: ``medgraph.retrieve.ppr.ProcessPPR``.
 """
@@ -41,6 +48,7 @@ Serving the index next to a changing store: ``medgraph.retrieve.ppr.ProcessPPR``
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -56,7 +64,8 @@ IntArray = npt.NDArray[np.int64]
 
 _MAX_PATH = 3
 _EXACT_MAX_ITER = 1000
-DEFAULT_MAX_PAIRS = 20_000_000
+DEFAULT_MAX_PAIRS = 100_000_000  # two-step build: ~24 bytes per pair at its peak (2.4 GB), docs/scale.md
+DEFAULT_TOL = 1e-6  # the tolerance up to 1M mentions; larger graphs get 1 / mentions (``tolerance_for``)
 _SAMPLE_STRIDE = 16
 
 
@@ -106,6 +115,12 @@ def _sorted_incidence(ent_index: dict[str, int], chunk_index: dict[str, int], ro
     matrix = sp.csr_matrix((data, (ent_rank[rows], chunk_rank[cols])), shape=(len(entities), len(chunks)))
     matrix.sum_duplicates()
     return matrix, entities, chunks
+
+
+class _Scratch(threading.local):
+    """Per-thread working memory of a query: a chunk-length score vector kept zeroed between uses."""
+
+    scores: FloatArray | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +173,11 @@ class PPRIndex:
         self.entity_ids = list(entity_ids)
         self.chunk_ids = list(chunk_ids)
         self._entity_index = {e: i for i, e in enumerate(self.entity_ids)}
+        self._scratch = _Scratch()
         self.ent_degree: FloatArray = np.asarray(b.sum(axis=1)).ravel()
         self.ent_chunks: IntArray = np.diff(b.indptr)  # chunks that mention each entity
         self.chunk_degree: FloatArray = np.asarray(b.sum(axis=0)).ravel()
+        self.default_tol = tolerance_for(float(self.ent_degree.sum()))
         inv_e, inv_c = _inverse(self.ent_degree), _inverse(self.chunk_degree)
         self._inv_ent_degree = inv_e
         self._ent_rows = _Rows.from_csr(sp.diags(inv_e) @ b)  # P_CE by source entity
@@ -202,22 +219,26 @@ class PPRIndex:
         return {m: int(self.ent_chunks[i]) if (i := self._entity_index.get(m)) is not None else 0 for m in mesh_ids}
 
     def query(
-        self, seeds: dict[str, float], damping: float = 0.5, top_k: int = 50, tol: float = 1e-6
+        self, seeds: dict[str, float], damping: float = 0.5, top_k: int = 50, tol: float | None = None
     ) -> list[PPRHit]:
-        """Top-``top_k`` chunks by approximate PPR; ``tol`` bounds the error (module docstring)."""
+        """Top-``top_k`` chunks by approximate PPR; ``tol`` bounds the error (module docstring;
+        ``None``: ``default_tol``, which shrinks with the graph)."""
         _check_damping(damping)
+        tol = self.default_tol if tol is None else tol
         restart = self._restart(seeds)
         if restart is None or top_k <= 0 or damping == 0.0:
             return []
         if self._two_step is not None:
-            ent_mass, chunk_scores = self._two_step_push(*restart, damping, tol, *self._two_step)
+            ent_mass, positions, scores = self._two_step_push(*restart, damping, tol, *self._two_step)
         else:
-            ent_mass, chunk_scores = self._bipartite_push(*restart, damping, tol)
-        chunks = _top(chunk_scores, top_k)
+            ent_mass, scores = self._bipartite_push(*restart, damping, tol)
+            positions = None
+        best = _top(scores, top_k) if positions is None else _top_of(positions, scores, top_k)
+        chunks = best if positions is None else positions[best]
         paths = self._entity_paths(chunks, ent_mass, restart[0])
         return [
             PPRHit(self.chunk_ids[c], s, path)
-            for c, s, path in zip(chunks.tolist(), chunk_scores[chunks].tolist(), paths, strict=True)
+            for c, s, path in zip(chunks.tolist(), scores[best].tolist(), paths, strict=True)
         ]
 
     def exact(self, seeds: dict[str, float], damping: float = 0.5, tol: float = 1e-10) -> FloatArray:
@@ -267,8 +288,9 @@ class PPRIndex:
         eps: float,
         m: _Rows,
         self_loop: FloatArray,
-    ) -> tuple[FloatArray, FloatArray]:
-        """Push on ``M``; returns the entity mass and the chunk scores."""
+    ) -> tuple[FloatArray, IntArray | None, FloatArray]:
+        """Push on ``M``; returns the entity mass and the chunk scores: ``(None, scores)`` over every
+        chunk, or ``(chunk indices, their scores)`` when few chunks were reached."""
         alpha, deg = damping * damping, self.ent_degree
         p, r, threshold = np.zeros(len(deg)), np.zeros(len(deg)), eps * deg
         r[seed_idx] = (1.0 - damping) * seed_w
@@ -282,9 +304,23 @@ class PPRIndex:
         per_edge = ent_mass * self._inv_ent_degree
         sources = np.flatnonzero(per_edge >= eps)
         targets, amounts = self._weights.spread(sources, damping * per_edge[sources])
-        return ent_mass, np.asarray(
-            np.bincount(targets, amounts, minlength=len(self.chunk_ids)), dtype=np.float64
-        )
+        if len(targets) * _SAMPLE_STRIDE >= len(self.chunk_ids):
+            return ent_mass, None, np.bincount(targets, amounts, minlength=len(self.chunk_ids)).astype(np.float64)
+        positions, scores = self._sum_sparse(targets, amounts)
+        return ent_mass, positions, scores
+
+    def _sum_sparse(self, targets: IntArray, amounts: FloatArray) -> tuple[IntArray, FloatArray]:
+        """Distinct ``targets`` and the sum of their ``amounts``, through this thread's zeroed
+        chunk-length vector (left zeroed again): on millions of chunks, allocating and scanning a
+        fresh score vector per query cost more than the push (measured, docs/scale.md)."""
+        scratch = self._scratch.scores
+        if scratch is None:
+            scratch = self._scratch.scores = np.zeros(len(self.chunk_ids))
+        np.add.at(scratch, targets, amounts)
+        positions = _unique(targets)
+        scores = scratch[positions]
+        scratch[positions] = 0.0
+        return positions, scores
 
     def _bipartite_push(
         self, seed_idx: IntArray, seed_w: FloatArray, damping: float, eps: float
@@ -374,6 +410,18 @@ def _top(scores: FloatArray, k: int) -> IntArray:
     return result
 
 
+def _top_of(positions: IntArray, scores: FloatArray, k: int) -> IntArray:
+    """Indices into ``scores`` of its ``k`` best positive values, best first; ties broken by the
+    lower position (``positions`` sorted), as ``_top`` does."""
+    candidates = np.flatnonzero(scores > 0)
+    if len(candidates) > k:
+        kth = np.partition(scores[candidates], len(candidates) - k)[len(candidates) - k]
+        candidates = candidates[scores[candidates] >= kth]
+    order = np.lexsort((candidates, -scores[candidates]))
+    result: IntArray = candidates[order][:k]
+    return result
+
+
 def _matrix(rows: _Rows, n_cols: int) -> sp.csr_matrix:
     return sp.csr_matrix((rows.values, rows.indices, rows.indptr), shape=(len(rows.indptr) - 1, n_cols))
 
@@ -383,6 +431,14 @@ def _inverse(a: FloatArray) -> FloatArray:
     out = np.zeros_like(a, dtype=np.float64)
     np.divide(1.0, a, out=out, where=a > 0)
     return out
+
+
+def tolerance_for(mentions: float) -> float:
+    """The push tolerance for a graph of ``mentions`` mention counts: ``DEFAULT_TOL`` up to 1M, then
+    ``1 / mentions``. Scores sum to at most 1 over chunks whose number grows with the mentions, so a
+    fixed tolerance loses the ranking on large graphs: at 10M mentions 1e-6 kept 0.895 of the exact
+    top 10 for popular seeds, 1e-7 0.972 (``benchmarks/ppr.py``, docs/scale.md)."""
+    return min(DEFAULT_TOL, 1.0 / mentions) if mentions > 0 else DEFAULT_TOL
 
 
 def _check_damping(damping: float) -> None:

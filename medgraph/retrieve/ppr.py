@@ -88,7 +88,7 @@ class ProcessPPR:
     # --- queries ----------------------------------------------------------------------
 
     def query(self, seeds: dict[str, float], damping: float = 0.5, top_k: int = 50,
-              tol: float = 1e-6) -> list[PPRHit]:
+              tol: float | None = None) -> list[PPRHit]:
         """``PPRIndex.query`` on the current index; starts a background check when one is due."""
         state = self.ensure_built()
         self._maybe_check()

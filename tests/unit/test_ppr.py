@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from medgraph.graph.ppr import PPRIndex, incidence_from_pairs
+from medgraph.graph.ppr import DEFAULT_TOL, PPRIndex, incidence_from_pairs, tolerance_for
 from medgraph.retrieve.ppr import ProcessPPR
 from tests.helpers import require_module
 
@@ -193,6 +193,61 @@ def test_concurrent_queries_match_sequential_ones() -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         concurrent = list(pool.map(index.query, queries))
     assert concurrent == sequential
+
+
+def with_unrelated_chunks(
+    graph: tuple[sp.csr_matrix, list[str], list[str]], n_chunk: int
+) -> tuple[sp.csr_matrix, list[str], list[str]]:
+    """``graph`` beside a disjoint component of ``n_chunk`` chunks over 30 other entities."""
+    b, ents, chunks = graph
+    other, other_ents, other_chunks = random_graph(30, n_chunk, seed=11)
+    joined = sp.block_diag([b, other]).tocsr()
+    return joined, ents + [f"X{e}" for e in other_ents], chunks + [f"x{c}" for c in other_chunks]
+
+
+def test_queries_reaching_few_of_many_chunks_score_only_those(small) -> None:
+    """A query that reaches few of a large graph's chunks sums their scores in the thread's kept
+    vector and ranks only them; the hits are those of the reached component alone, and the vector
+    is clean for the next query."""
+    b, ents, chunks = small
+    alone = PPRIndex(b, ents, chunks)
+    big = PPRIndex(*with_unrelated_chunks(small, 20_000))
+    queries = [{ents[2]: 0.9, ents[11]: 0.6}, {ents[5]: 1.0}, {ents[2]: 0.9, ents[11]: 0.6}]
+    for seeds in queries:
+        want = alone.query(seeds, top_k=30)
+        got = big.query(seeds, top_k=30)
+        assert [h.chunk_id for h in got] == [h.chunk_id for h in want]
+        np.testing.assert_allclose([h.score for h in got], [h.score for h in want], rtol=1e-12)
+        assert [h.entity_path for h in got] == [h.entity_path for h in want]
+    scratch = big._scratch.scores
+    assert scratch is not None and len(scratch) == len(big.chunk_ids)  # the sparse path ran
+    assert not scratch.any()
+    exact = dense_ppr(b, {2: 0.9, 11: 0.6}, 0.5)
+    top = big.query(queries[0], top_k=10, tol=1e-10)
+    assert [h.chunk_id for h in top] == [chunks[j] for j in np.argsort(-exact)[:10]]
+
+
+def test_concurrent_sparse_queries_keep_their_own_scores(small) -> None:
+    b, ents, chunks = small
+    big = PPRIndex(*with_unrelated_chunks(small, 20_000))
+    queries = [{ents[i % 40]: 1.0, ents[(7 * i + 3) % 40]: 0.5} for i in range(60)]
+    sequential = [big.query(q) for q in queries]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        concurrent = list(pool.map(big.query, queries))
+    assert concurrent == sequential
+
+
+def test_the_default_tolerance_shrinks_with_the_graph() -> None:
+    assert tolerance_for(5_000) == DEFAULT_TOL == tolerance_for(1_000_000)
+    assert tolerance_for(10_000_000) == pytest.approx(1e-7)
+    assert tolerance_for(0) == DEFAULT_TOL
+    b, ents, chunks = random_graph(40, 150, seed=3)
+    assert PPRIndex(b, ents, chunks).default_tol == DEFAULT_TOL
+    heavy = PPRIndex(b * 1e5, ents, chunks)  # same graph, counts ×1e5: > 1M mentions
+    assert heavy.default_tol == pytest.approx(1.0 / float(b.sum() * 1e5))
+    seeds = {ents[2]: 1.0}
+    assert heavy.query(seeds) == heavy.query(seeds, tol=heavy.default_tol)
+    assert heavy.query(seeds, tol=1e-3) != heavy.query(seeds)
 
 
 def test_from_store_and_validation(small) -> None:
