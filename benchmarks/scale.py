@@ -7,15 +7,19 @@
 Each size runs in a process of its own (its driver's peak memory is its own): the scale corpus's
 first N articles (``benchmarks/scale_corpus.py``: real sentences, unique PMIDs) are built by the
 corpus job (``jobs.build_corpus``, Ray Data on this machine) into fresh embedded stores; then
-1% more articles are added as an incremental build and 1% of the documents deleted; then the
+1% more articles are added as an incremental build; the communities are built
+(``jobs.build_communities``: co-occurrence graph, Leiden, offline summaries, their index); the
 served retriever is built from the stores (``medgraph.assemble``: the PPR index, timed) and
-PubMedQA's questions are analysed and retrieved one at a time.
+PubMedQA's questions are analysed and retrieved one at a time; then 1% of the documents are deleted
+and the communities built again (incremental: only communities whose members or evidence changed
+are summarised again). ``--no-communities`` leaves both community builds out.
 
 Prints JSON, one entry per size: build seconds, documents/s and chunks/s, chunks and mentions, the
 driver's peak RSS, store sizes on disk (SQLite graph store, Qdrant local folder), the incremental
 add (seconds, its share of the full build, and whether an added article is retrieved first for
-its own abstract at once), the delete (seconds), the PPR index build (seconds) and retrieval p50 / p95
-(ms, analysis included); and per size its cost per document relative to the smallest size's
+its own abstract at once), the delete (seconds), the PPR index build (seconds), retrieval p50 / p95
+(ms, analysis included), the community builds (seconds in all, Leiden, summaries, their index;
+communities, summarised and reused); and per size its cost per document relative to the smallest size's
 (the curve's bend: 1.0 is linear). Records the machine's load average before and after. With
 ``--plot``, a PNG of documents/s and retrieval p50 against size (matplotlib, the ``bench`` extra).
 
@@ -85,9 +89,10 @@ def server_stores(work: Path, size: int) -> None:
 
 
 def one_size(size: int, work: Path, config: str, overrides: list[str], shared: Path, n_questions: int,
-             per_file: int, servers: bool = False) -> dict[str, Any]:
+             per_file: int, servers: bool = False, communities: bool = True) -> dict[str, Any]:
     """Build, grow, shrink and query a corpus of ``size`` articles (this process's whole job)."""
     from benchmarks.scale_corpus import FIRST_PMID, article, load_pool, write_corpus
+    from jobs.build_communities import build_communities
     from jobs.build_corpus import build_corpus
     from medgraph.assemble import build_analyzer, build_retriever, load_extractor
     from medgraph.config import load_config
@@ -122,6 +127,7 @@ def one_size(size: int, work: Path, config: str, overrides: list[str], shared: P
         disk = {"graph_sqlite_mb": round(_du(root / "graph.sqlite") / 2**20, 1),
                 "qdrant_mb": round(_du(root / "qdrant") / 2**20, 1)}
     more = build_corpus(cfg, [str(root / "more")])
+    community_runs = {"after_build": _communities(build_communities(cfg))} if communities else {}
 
     graph, vectors = make_graph_store(cfg.stores.graph), make_vector_store(cfg.stores.vector)
     try:
@@ -145,6 +151,8 @@ def one_size(size: int, work: Path, config: str, overrides: list[str], shared: P
     finally:
         graph.close()
         vectors.close()
+    if communities:
+        community_runs["after_delete_1pct"] = _communities(build_communities(cfg))
     shutil.rmtree(root / "corpus", ignore_errors=True)
     return {
         "size": size, "build_s": build["seconds"], "docs_per_s": round(build["documents_written"] / build["seconds"], 2),
@@ -156,10 +164,20 @@ def one_size(size: int, work: Path, config: str, overrides: list[str], shared: P
                      "added_article_found_first": added_found},
         "delete_1pct": {"documents": deleted.documents, "seconds": delete_s},
         "ppr_index_build_s": ppr_build_s,
+        "communities": community_runs,
         "retrieval_ms": {"n": len(latencies), "p50": _pct(latencies, 0.5), "p95": _pct(latencies, 0.95),
                          "mean": round(statistics.fmean(latencies), 2) if latencies else None},
         "store_after": counts,
     }
+
+
+def _communities(run: dict[str, Any]) -> dict[str, Any]:
+    """The figures of a community build's summary that the curve reports."""
+    if run["status"] != "succeeded":
+        raise SystemExit(f"the community build failed: {run}")
+    keys = ("seconds", "detect_s", "summarise_s", "index_s", "entities", "edges", "communities", "levels",
+            "summarised", "reused", "removed", "backend")
+    return {k: run.get(k) for k in keys}
 
 
 def plot(results: list[dict[str, Any]], path: Path) -> None:
@@ -193,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path)
     ap.add_argument("--stores", choices=["embedded", "servers"], default="embedded")
     ap.add_argument("--ray-address", help="join this Ray cluster (GCS address) instead of starting one")
+    ap.add_argument("--no-communities", action="store_true", help="leave the community builds out")
     ap.add_argument("--one-size", type=int, help=argparse.SUPPRESS)  # the child process of one size
     args = ap.parse_args(argv)
     servers = args.stores == "servers"
@@ -202,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["RAY_ADDRESS"] = args.ray_address  # init_ray joins it (the child inherits it)
     if args.one_size:
         print(json.dumps(one_size(args.one_size, args.work, args.config, args.overrides, args.shared,
-                                  args.questions, args.per_file, servers)))
+                                  args.questions, args.per_file, servers, not args.no_communities)))
         return 0
     load = [round(x, 2) for x in os.getloadavg()]
     results = []
@@ -210,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [sys.executable, __file__, "--one-size", str(size), "--config", args.config, "--questions",
                str(args.questions), "--per-file", str(args.per_file), "--work", str(args.work),
                "--shared", str(args.shared), "--stores", args.stores,
+               *(["--no-communities"] if args.no_communities else []),
                *[a for s in args.overrides for a in ("--set", s)]]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         results.append(json.loads(out.strip().splitlines()[-1]))
