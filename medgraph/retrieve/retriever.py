@@ -76,8 +76,12 @@ class Retriever:
     # --- paths ------------------------------------------------------------------------------
 
     def warm_up(self) -> None:
-        """Load the embedder's weights and build the graph index now, not on the first question."""
-        self.query_vectors(QueryAnalysis("warm-up", PIVOT))
+        """Load the embedder's weights, the vector store's in-process index (local mode reads the
+        whole collection for it: ~20 s at 80k chunks) and the graph index now, not on the first
+        question."""
+        vectors = self.query_vectors(QueryAnalysis("warm-up", PIVOT))
+        if vectors.dense is not None:
+            self.vectors.search_dense(vectors.dense, 1)
         self.ppr({"warm-up": 1.0}, top_k=1)
 
     def refresh(self, wait: bool = True) -> None:
@@ -86,7 +90,7 @@ class Retriever:
         itself when the graph changed) and the index is rebuilt now, not on the next question;
         the in-process index is rebuilt in the background and swapped in, ``wait``: returns once
         it is served (questions meanwhile are answered from the previous one). The vector store's
-        local index rebuilds after writes by itself."""
+        local index follows its writes by itself."""
         self.graph.refresh()
         if self.ppr_index is not None:
             self.ppr_index.refresh(wait=wait)

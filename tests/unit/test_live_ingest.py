@@ -15,6 +15,7 @@ from medgraph.literature.base import LiteratureRecord
 from medgraph.literature.ingest import LiveIngestor, record_to_document
 from medgraph.retrieve.query import QueryAnalyzer
 from medgraph.retrieve.retriever import Retriever
+from medgraph.stores.local_index import LocalVectorIndex
 from tests.helpers import FIXTURES, REPO, index_tiny_corpus
 
 ALL, MI, FEVER = "D054198", "D009203", "D005334"
@@ -45,10 +46,16 @@ def _docs(idx: EvalIndex, cands: list[Any]) -> list[str]:
     return list(dict.fromkeys(chunks[c.chunk_id] for c in cands if c.chunk_id in chunks))
 
 
-def test_ingested_record_becomes_evidence_and_reingest_is_skipped(index: tuple[EvalIndex, Any]) -> None:
+def test_ingested_record_becomes_evidence_and_reingest_is_skipped(
+    index: tuple[EvalIndex, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     idx, cfg = index
     retriever = Retriever(cfg.retrieval, idx.graph, idx.vectors, idx.embedder)
     retriever.warm_up()  # the PPR index is built before the ingest: refresh() must replace it
+    reads: list[int] = []  # the vector index, loaded by warm_up, then follows the ingest's writes
+    original = LocalVectorIndex.from_collection
+    monkeypatch.setattr(LocalVectorIndex, "from_collection",
+                        classmethod(lambda cls, *a, **k: reads.append(1) or original(*a, **k)))
     analysis = QueryAnalyzer(idx.extractor, 0).analyze(QUESTION, "en")
     assert list(analysis.seeds) == [ALL]
     before = retriever.retrieve(analysis)
@@ -69,6 +76,7 @@ def test_ingested_record_becomes_evidence_and_reingest_is_skipped(index: tuple[E
     assert top is not None and top.source_id == "PMID:900001" and top.title == LEUKEMIA.title
     assert ALL in idx.graph.chunk_entities([after.candidates[0].chunk_id])[after.candidates[0].chunk_id]
 
+    assert reads == []
     counts = {**idx.graph.counts(), "vectors": idx.vectors.count()}
     again = ingestor.ingest([LEUKEMIA])
     assert again.doc_ids == [] and again.chunk_ids == [] and again.skipped == ["pmid-900001: already in the store"]
