@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from medgraph.graph.ppr import PPRIndex
+from medgraph.llm.base import resident_memory_bytes
 
 DAMPING = 0.5
 TOP = 10
@@ -114,11 +115,6 @@ def timed(
     }
 
 
-def _rss_gb() -> float:
-    """Resident memory of this process now (Linux ``/proc``)."""
-    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**30
-
-
 def _percentiles(prefix: str, values: list[float]) -> dict[str, float]:
     return {f"{prefix}p{q}_ms": round(float(np.percentile(values, q)), 3) for q in (50, 95)}
 
@@ -194,7 +190,7 @@ def networkx_runner(b: sp.csr_matrix, entity_ids: list[str]) -> tuple[Callable[[
 def bench_graph(
     b: sp.csr_matrix, entity_ids: list[str], chunk_ids: list[str], args: argparse.Namespace
 ) -> dict[str, Any]:
-    start, rss = time.perf_counter(), _rss_gb()
+    start, rss = time.perf_counter(), resident_memory_bytes()
     index = PPRIndex(b, entity_ids, chunk_ids)
     out: dict[str, Any] = {
         "entities": len(entity_ids),
@@ -204,7 +200,7 @@ def bench_graph(
         "max_entity_mentions": int(np.asarray(b.sum(axis=1)).max()),
         "index_method": index.method,
         "index_build_s": round(time.perf_counter() - start, 3),
-        "index_rss_gb": round(_rss_gb() - rss, 3),
+        "index_rss_gb": round((resident_memory_bytes() - rss) / 2**30, 3),
         "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3),
         "default_tol": index.default_tol,
     }

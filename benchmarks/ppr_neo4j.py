@@ -46,7 +46,8 @@ from ppr import random_queries, synthetic_graph  # noqa: E402 - benchmarks/ppr.p
 
 from medgraph.config.models import Neo4jGraphStoreConfig  # noqa: E402
 from medgraph.eval.metrics import overlap_at  # noqa: E402
-from medgraph.graph.ppr import PPRIndex
+from medgraph.graph.ppr import PPRIndex  # noqa: E402
+from medgraph.llm.base import resident_memory_bytes  # noqa: E402
 from medgraph.retrieve.ppr import ProcessPPR  # noqa: E402
 
 DAMPING, TOP = 0.5, 10
@@ -86,8 +87,7 @@ def uptime() -> str:
 
 
 def rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return resident_memory_bytes() / 2**20
 
 
 def index_mb(index: PPRIndex) -> float:

@@ -233,7 +233,7 @@ class PPRIndex:
         else:
             ent_mass, scores = self._bipartite_push(*restart, damping, tol)
             positions = None
-        best = _top(scores, top_k) if positions is None else _top_of(positions, scores, top_k)
+        best = _top(scores, top_k) if positions is None else _best(scores, np.flatnonzero(scores > 0), top_k)
         chunks = best if positions is None else positions[best]
         paths = self._entity_paths(chunks, ent_mass, restart[0])
         return [
@@ -402,23 +402,17 @@ def _top(scores: FloatArray, k: int) -> IntArray:
     if len(sample) > k:
         floor = float(np.partition(sample, len(sample) - k)[len(sample) - k])
     pos = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores > 0)
+    return _best(scores, pos, k)
+
+
+def _best(scores: FloatArray, pos: IntArray, k: int) -> IntArray:
+    """The ``k`` of the candidate indices ``pos`` (sorted) with the best ``scores``, best first
+    (ties: lower index first)."""
     if len(pos) > k:
         kth = np.partition(scores[pos], len(pos) - k)[len(pos) - k]
         pos = pos[scores[pos] >= kth]  # keeps every tie at the k-th score, trimmed below
     order = np.lexsort((pos, -scores[pos]))
     result: IntArray = pos[order][:k]
-    return result
-
-
-def _top_of(positions: IntArray, scores: FloatArray, k: int) -> IntArray:
-    """Indices into ``scores`` of its ``k`` best positive values, best first; ties broken by the
-    lower position (``positions`` sorted), as ``_top`` does."""
-    candidates = np.flatnonzero(scores > 0)
-    if len(candidates) > k:
-        kth = np.partition(scores[candidates], len(candidates) - k)[len(candidates) - k]
-        candidates = candidates[scores[candidates] >= kth]
-    order = np.lexsort((candidates, -scores[candidates]))
-    result: IntArray = candidates[order][:k]
     return result
 
 
