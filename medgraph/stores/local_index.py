@@ -57,12 +57,20 @@ def _normalise(rows: NDArray[np.float32]) -> None:
 
 @dataclass
 class _Tail:
-    """Rows appended since the last compaction: per row its term columns and raw weights."""
+    """Rows appended since the last compaction (rows ``n_base ..`` of the index): per row its term
+    columns and raw weights."""
 
-    rows: list[int] = field(default_factory=list)
     cols: list[NDArray[np.int64]] = field(default_factory=list)
     values: list[NDArray[np.float32]] = field(default_factory=list)
-    _matrix: sps.csr_matrix | None = None  # (len(rows), n_terms), built on the first search
+    _matrix: sps.csr_matrix | None = None  # (len(self), n_terms), built on the first search after a change
+
+    def __len__(self) -> int:
+        return len(self.cols)
+
+    def append(self, cols: NDArray[np.int64], values: NDArray[np.float32]) -> None:
+        self.cols.append(cols)
+        self.values.append(values)
+        self._matrix = None
 
     def matrix(self, n_terms: int) -> sps.csr_matrix:
         if self._matrix is None or self._matrix.shape[1] != n_terms:
@@ -70,7 +78,7 @@ class _Tail:
             indptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
             indices = np.concatenate(self.cols) if self.cols else np.zeros(0, dtype=np.int64)
             data = np.concatenate(self.values) if self.values else np.zeros(0, dtype=np.float32)
-            self._matrix = sps.csr_matrix((data, indices, indptr), shape=(len(self.rows), n_terms))
+            self._matrix = sps.csr_matrix((data, indices, indptr), shape=(len(self), n_terms))
         return self._matrix
 
 
@@ -200,10 +208,7 @@ class LocalVectorIndex:
                     col = self.columns[int(term)]
                     by_col[col] = by_col.get(col, 0.0) + float(value)
             cols = np.fromiter(sorted(by_col), dtype=np.int64, count=len(by_col))
-            self.tail.rows.append(row)
-            self.tail.cols.append(cols)
-            self.tail.values.append(np.asarray([by_col[c] for c in cols.tolist()], dtype=np.float32))
-            self.tail._matrix = None
+            self.tail.append(cols, np.asarray([by_col[c] for c in cols.tolist()], dtype=np.float32))
             self._count(cols, +1)
         self.languages = np.concatenate([self.languages, np.array(
             [str(p.get("language") or "") for p in payloads], dtype=np.str_)]) if payloads else self.languages
@@ -224,7 +229,7 @@ class LocalVectorIndex:
             row = self._row.pop(cid, None)
             if row is not None:
                 self.alive[row] = False
-                self._count(self._row_columns(row), -1)
+                self._count(self._row_entries(row)[0], -1)
         self._maybe_compact()
 
     def delete_docs(self, doc_ids: list[str]) -> None:
@@ -237,17 +242,13 @@ class LocalVectorIndex:
             self.df[cols] += sign
             self.with_sparse += sign
 
-    def _row_columns(self, row: int) -> NDArray[np.int64]:
+    def _row_entries(self, row: int) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """A row's term columns and raw weights, from the base or the tail."""
         if row < self.n_base:
             start, stop = self._base_rows.indptr[row], self._base_rows.indptr[row + 1]
-            return np.asarray(self._base_rows.indices[start:stop], dtype=np.int64)
-        return self.tail.cols[row - self.n_base]
-
-    def _row_values(self, row: int) -> NDArray[np.float32]:
-        if row < self.n_base:
-            start, stop = self._base_rows.indptr[row], self._base_rows.indptr[row + 1]
-            return np.asarray(self._base_rows.data[start:stop], dtype=np.float32)
-        return self.tail.values[row - self.n_base]
+            return (np.asarray(self._base_rows.indices[start:stop], dtype=np.int64),
+                    np.asarray(self._base_rows.data[start:stop], dtype=np.float32))
+        return self.tail.cols[row - self.n_base], self.tail.values[row - self.n_base]
 
     def _grow(self, rows: int, dim: int) -> None:
         """Room for ``rows`` rows (capacity doubles) and a dense matrix once a dense vector arrives."""
@@ -264,7 +265,7 @@ class LocalVectorIndex:
             self.dense = np.zeros((len(self.alive), dim), dtype=np.float32)
 
     def _maybe_compact(self) -> None:
-        tail, dead = len(self.tail.rows), self.n_rows - len(self._row)
+        tail, dead = len(self.tail), self.n_rows - len(self._row)
         if tail > max(MIN_COMPACT, self.n_base // TAIL_SHARE) or dead > max(MIN_COMPACT, self.n_rows // DEAD_SHARE):
             self._compact()
 
@@ -273,7 +274,7 @@ class LocalVectorIndex:
         rows = sorted(self._row.values())
         dense_rows = [self.dense[r] if self.dense is not None and self.has_dense[r] else None for r in rows]
         terms = np.asarray(self._terms, dtype=np.int64)
-        sparse_rows = [_Row(terms[self._row_columns(r)], self._row_values(r)) for r in rows]
+        sparse_rows = [_Row(terms[cols], values) for cols, values in map(self._row_entries, rows)]
         fresh = LocalVectorIndex.from_rows([self.chunk_ids[r] for r in rows], [self.payloads[r] for r in rows],
                                            dense_rows, sparse_rows, self.idf, self.generation)
         self.__dict__.update(fresh.__dict__)
@@ -322,7 +323,7 @@ class LocalVectorIndex:
         if in_base.any():
             base_cols = np.asarray(cols)[in_base]
             scores[: self.n_base] = np.asarray(self.base[:, base_cols] @ w[in_base]).reshape(-1)
-        if self.tail.rows:
+        if len(self.tail):
             query = np.zeros(len(self._terms), dtype=np.float32)
             np.add.at(query, np.asarray(cols), w)
             scores[self.n_base :] = self.tail.matrix(len(self._terms)) @ query
@@ -352,7 +353,7 @@ class LocalVectorIndex:
         for cid in chunk_ids:
             row = self._row.get(cid)
             if row is not None:
-                cols = self._row_columns(row)
+                cols, values = self._row_entries(row)
                 if len(cols):
-                    out[cid] = SparseVector.from_arrays(terms[cols], self._row_values(row))
+                    out[cid] = SparseVector.from_arrays(terms[cols], values)
         return out
