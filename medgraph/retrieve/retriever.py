@@ -76,12 +76,10 @@ class Retriever:
     # --- paths ------------------------------------------------------------------------------
 
     def warm_up(self) -> None:
-        """Load the embedder's weights, the vector store's in-process index (local mode reads the
-        whole collection for it: ~20 s at 80k chunks) and the graph index now, not on the first
-        question."""
-        vectors = self.query_vectors(QueryAnalysis("warm-up", PIVOT))
-        if vectors.dense is not None:
-            self.vectors.search_dense(vectors.dense, 1)
+        """Load the embedder's weights, the vector store's in-process index and the graph index
+        now, not on the first question."""
+        self.query_vectors(QueryAnalysis("warm-up", PIVOT))
+        self.vectors.warm_up()
         self.ppr({"warm-up": 1.0}, top_k=1)
 
     def refresh(self, wait: bool = True) -> None:

@@ -160,3 +160,18 @@ def test_a_failed_write_makes_the_index_read_the_collection_again(store: QdrantV
     store.upsert([new], np.ones((1, DIM), dtype=np.float32), [SparseVector.from_arrays([1], [1.0])])
     assert store.search_dense(np.ones(DIM, dtype=np.float32), 1)[0].chunk_id == "new"
     assert store._index is not first  # read again, not patched
+
+
+def test_warm_up_loads_the_index_once_the_collection_exists(store: QdrantVectorStore,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = make_vector_store(QdrantLocalConfig(path=":memory:", collection="not-yet"))
+    empty.warm_up()  # a store served before its first build: nothing to load, no error
+    assert empty._index is None
+    empty.close()
+    store.warm_up()
+    reads: list[int] = []
+    original = LocalVectorIndex.from_collection
+    monkeypatch.setattr(LocalVectorIndex, "from_collection",
+                        classmethod(lambda cls, *a, **k: reads.append(1) or original(*a, **k)))
+    assert store.search_dense(np.ones(DIM, dtype=np.float32), 1)
+    assert reads == []
