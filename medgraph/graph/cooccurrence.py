@@ -90,3 +90,74 @@ def modularity(edges: list[tuple[str, str, int]], partition: dict[str, str], res
         if ca == cb:
             inside[ca] = inside.get(ca, 0.0) + w
     return sum(inside.get(c, 0.0) / total - resolution * (d / (2 * total)) ** 2 for c, d in degree.items())
+
+
+class Connections:
+    """Pairwise co-occurrence questions answered from the incidence in memory, for serving.
+
+    Input: the entity × chunk incidence (any weights; only non-zero matters) with its entity and
+    chunk ID lists, both sorted (so that index order is ID order). Output, per call:
+    ``shared_chunks(a)`` (for every entity, the chunks it shares with ``a``), ``neighbours`` (the
+    entities sharing most chunks with one), ``both`` (chunks mentioning two entities) and
+    ``bridges`` (entities sharing a chunk with each of two). Each call touches only the rows of
+    the entities asked about and the columns of their chunks (sparse row products), never the
+    whole matrix, so its cost follows the entities' degree rather than the corpus size.
+    """
+
+    def __init__(self, incidence: sp.spmatrix, entities: list[str], chunks: list[str]) -> None:
+        if incidence.shape != (len(entities), len(chunks)):
+            raise ValueError(f"incidence shape {incidence.shape} does not match the ID lists")
+        binary = sp.csr_matrix(incidence, dtype=np.float32)
+        binary.sum_duplicates()
+        binary.eliminate_zeros()
+        binary.data[:] = 1.0
+        binary.sort_indices()
+        self.entities, self.chunks = entities, chunks
+        self._index = {e: i for i, e in enumerate(entities)}
+        self._rows = binary  # entity → chunks
+        self._cols = binary.T.tocsr()  # chunk → entities
+
+    def _row(self, mesh_id: str) -> int | None:
+        return self._index.get(mesh_id)
+
+    def _chunks_of(self, row: int) -> np.ndarray:
+        indices: np.ndarray = self._rows.indices[self._rows.indptr[row]:self._rows.indptr[row + 1]]
+        return indices
+
+    def shared_chunks(self, mesh_id: str) -> sp.csr_matrix | None:
+        """1 × entities: how many chunks each entity shares with ``mesh_id`` (itself included);
+        None for an entity the graph does not hold."""
+        row = self._row(mesh_id)
+        if row is None:
+            return None
+        return self._rows[row] @ self._cols
+
+    def neighbours(self, mesh_id: str, limit: int) -> list[tuple[str, int]]:
+        """The ``limit`` entities sharing most chunks with ``mesh_id``: (ID, shared chunks), most
+        first, ties by ID."""
+        shared = self.shared_chunks(mesh_id)
+        if shared is None:
+            return []
+        own = self._index[mesh_id]
+        keep = shared.indices != own
+        idx, counts = shared.indices[keep], shared.data[keep]
+        order = np.lexsort((idx, -counts))[:limit]  # by count descending, then by ID (index order)
+        return [(self.entities[idx[i]], int(counts[i])) for i in order]
+
+    def both(self, a: str, b: str, limit: int) -> list[str]:
+        """The first ``limit`` chunk IDs (by ID) that mention both entities."""
+        ra, rb = self._row(a), self._row(b)
+        if ra is None or rb is None:
+            return []
+        common = np.intersect1d(self._chunks_of(ra), self._chunks_of(rb), assume_unique=True)
+        return [self.chunks[i] for i in common[:limit]]
+
+    def bridges(self, a: str, b: str, limit: int) -> list[str]:
+        """The first ``limit`` entity IDs (by ID), other than ``a`` and ``b``, that share a chunk
+        with each."""
+        sa, sb = self.shared_chunks(a), self.shared_chunks(b)
+        if sa is None or sb is None:
+            return []
+        common = np.intersect1d(sa.indices, sb.indices, assume_unique=True)
+        common = common[(common != self._index[a]) & (common != self._index[b])]
+        return [self.entities[i] for i in common[:limit]]

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from medgraph.graph.communities import Community, citations_from_json
+from medgraph.graph.cooccurrence import Connections
 from medgraph.graph.ppr import PPRHit, PPRIndex
 from medgraph.schemas import Chunk, Entity, Failure, Mention
 from medgraph.stores.graph import Connection, DeleteResult, DocumentRecord
@@ -48,19 +49,6 @@ CREATE TABLE IF NOT EXISTS failures (
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, started REAL, finished REAL, status TEXT, info TEXT, summary TEXT);
 """
-
-
-# connecting evidence of two entities (GraphStore.connecting_evidence): shared chunks, bridges
-_BOTH_SQL = """
-SELECT DISTINCT x.chunk_id FROM mentions x JOIN mentions y ON y.chunk_id = x.chunk_id
-WHERE x.mesh_id = ? AND y.mesh_id = ? ORDER BY x.chunk_id LIMIT ?"""
-_BRIDGES_SQL = """
-SELECT n.mesh_id FROM mentions s JOIN mentions n ON n.chunk_id = s.chunk_id
-WHERE s.mesh_id = ? AND n.mesh_id NOT IN (?, ?)
-INTERSECT
-SELECT n.mesh_id FROM mentions s JOIN mentions n ON n.chunk_id = s.chunk_id
-WHERE s.mesh_id = ? AND n.mesh_id NOT IN (?, ?)
-ORDER BY 1 LIMIT ?"""
 
 
 # communities of the co-occurrence graph (medgraph.community): one row per community, its members
@@ -298,41 +286,31 @@ class EmbeddedGraphStore:
         Hop 1 links the entity to the ``limit`` entities it shares most chunks with; hop 2 adds,
         for each of those, its strongest co-occurring entities. Derived from MENTIONED_IN only.
         """
-        matrix, entities, _ = self.incidence()
-        index = {e: i for i, e in enumerate(entities)}
-        if mesh_id not in index:
-            return []
-        binary = (matrix > 0).astype(np.float32).tocsr()
+        connections = self.connections()
         edges: list[tuple[str, str, int]] = []
         frontier, seen = [mesh_id], {mesh_id}
         for _ in range(max(1, hops)):
             nxt: list[str] = []
             for source in frontier:
-                row = binary[index[source]]
-                shared = (row @ binary.T).toarray().ravel()
-                shared[index[source]] = 0
-                for j in np.argsort(-shared, kind="stable")[:limit]:
-                    if shared[j] <= 0:
-                        break
-                    edges.append((source, entities[j], int(shared[j])))
-                    if entities[j] not in seen:
-                        seen.add(entities[j])
-                        nxt.append(entities[j])
+                for target, shared in connections.neighbours(source, limit):
+                    edges.append((source, target, shared))
+                    if target not in seen:
+                        seen.add(target)
+                        nxt.append(target)
             frontier = nxt[:limit]
         return edges
 
     def connecting_evidence(self, a: str, b: str, limit: int = 10) -> Connection:
         """Chunks mentioning both entities, and bridge entities sharing a chunk with each (by ID)."""
-        with self._lock:
-            chunks = [r[0] for r in self._db.execute(_BOTH_SQL, (a, b, limit))]
-            bridges = [r[0] for r in self._db.execute(_BRIDGES_SQL, (a, a, b, b, a, b, limit))]
-        return Connection(chunks, bridges)
+        connections = self.connections()
+        return Connection(connections.both(a, b, limit), connections.bridges(a, b, limit))
 
     def refresh(self) -> None:
-        """Forget the cached incidence matrix and PPR index (another process may have written)."""
+        """Forget the cached incidence matrix, its lookups and the PPR index (another process may have written)."""
         with self._lock:
             self._incidence = None
             self._ppr_cache = None
+            self._connections = None
             self._version += 1
 
     def graph_signature(self) -> int:
@@ -346,6 +324,17 @@ class EmbeddedGraphStore:
             if self._incidence is None or self._incidence[0] != self._version:
                 self._incidence = (self._version, self._build_incidence())
             return self._incidence[1]
+
+    def connections(self) -> Connections:
+        """Pairwise co-occurrence lookups over ``incidence()`` (``Connections``); cached with it."""
+        incidence = self.incidence()
+        with self._lock:
+            cached = self._connections
+            if cached is None or cached[0] is not incidence:
+                cached = self._connections = (incidence, Connections(*incidence))
+        return cached[1]
+
+    _connections: tuple[object, Connections] | None = None  # (incidence it was built from, lookups)
 
     def _build_incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
         rows = self._db.execute("SELECT mesh_id, chunk_id, count(*) FROM mentions GROUP BY mesh_id, chunk_id").fetchall()
