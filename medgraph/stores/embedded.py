@@ -8,10 +8,13 @@ Serve store owner); SQLite's WAL lets readers in other processes see committed d
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +65,18 @@ CREATE TABLE IF NOT EXISTS community_members (
 CREATE INDEX IF NOT EXISTS community_members_entity ON community_members(mesh_id);
 CREATE TABLE IF NOT EXISTS community_meta (name TEXT PRIMARY KEY, value TEXT);
 """
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (if it runs) while many short-lived tuples exist."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
 
 class EmbeddedGraphStore:
     """SQLite-backed ``GraphStore``; see the module docstring."""
@@ -337,15 +352,23 @@ class EmbeddedGraphStore:
     _connections: tuple[object, Connections] | None = None  # (incidence it was built from, lookups)
 
     def _build_incidence(self) -> tuple[sp.csr_matrix, list[str], list[str]]:
-        rows = self._db.execute("SELECT mesh_id, chunk_id, count(*) FROM mentions GROUP BY mesh_id, chunk_id").fetchall()
-        entities = sorted({r[0] for r in rows})
-        chunks = sorted({r[1] for r in rows})
-        e_index = {e: i for i, e in enumerate(entities)}
-        c_index = {c: i for i, c in enumerate(chunks)}
-        data = np.array([r[2] for r in rows], dtype=np.float32)
-        ri = np.array([e_index[r[0]] for r in rows], dtype=np.int64)
-        ci = np.array([c_index[r[1]] for r in rows], dtype=np.int64)
-        return sp.csr_matrix((data, (ri, ci)), shape=(len(entities), len(chunks))), entities, chunks
+        # one row per mention, counted by the sparse matrix (duplicates summed): SQLite's GROUP BY
+        # sorts the whole table in a temporary B-tree (2.7 of 3.9 s at 1.1M mentions, 50k documents);
+        # the cyclic GC is paused while the million row tuples exist (it rescanned them, ~0.8 s)
+        with _gc_paused():
+            rows = self._db.execute("SELECT mesh_id, chunk_id FROM mentions").fetchall()
+            if not rows:
+                return sp.csr_matrix((0, 0), dtype=np.float32), [], []
+            mesh_ids, chunk_ids = zip(*rows, strict=True)
+            del rows
+            entities, chunks = sorted(set(mesh_ids)), sorted(set(chunk_ids))
+            e_index = {e: i for i, e in enumerate(entities)}
+            c_index = {c: i for i, c in enumerate(chunks)}
+            ri = np.fromiter(map(e_index.__getitem__, mesh_ids), dtype=np.int64, count=len(mesh_ids))
+            ci = np.fromiter(map(c_index.__getitem__, chunk_ids), dtype=np.int64, count=len(chunk_ids))
+        matrix = sp.csr_matrix((np.ones(len(ri), dtype=np.float32), (ri, ci)), shape=(len(entities), len(chunks)))
+        matrix.sum_duplicates()
+        return matrix, entities, chunks
 
     _ppr_cache: tuple[object, PPRIndex] | None = None  # (incidence it was built from, index)
 

@@ -100,3 +100,15 @@ def test_connections_reject_a_mismatched_incidence():
 
     with pytest.raises(ValueError, match="does not match"):
         Connections(sp.csr_matrix((2, 3)), ["a"], ["x", "y", "z"])
+
+
+def test_incidence_counts_every_mention_of_an_entity_in_a_chunk(store):
+    # write_doc gives each list item its own span: D1 is mentioned twice in the first chunk
+    write_doc(store, "d1", [["D1", "D1", "D2"], ["D2"], ["D3", "D1"]])
+    matrix, entities, chunks = store.incidence()
+    assert entities == ["D1", "D2", "D3"] and chunks == ["d1-h1-0", "d1-h1-1", "d1-h1-2"]
+    assert matrix.toarray().tolist() == [[2.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    assert matrix.dtype.name == "float32" and matrix.has_canonical_format
+    store.delete_documents(["d1"])
+    empty, entities, chunks = store.incidence()
+    assert empty.shape == (0, 0) and entities == [] and chunks == []
