@@ -4,16 +4,19 @@ Input: a built store (``--config`` plus ``--set`` overrides, e.g. ``stores.graph
 ``benchmarks/scale.py`` corpus) and question files (JSONL with ``text`` and ``language``; default the
 German, English and Chinese PubMedQA dev questions). Each question is analysed first (not timed);
 then ``medgraph.agent.relational.relational_evidence`` runs on its linked entities, as the Serve app's
-relational channel does, over ``--rounds`` passes.
+relational channel does, over ``--rounds`` passes, through the store itself (``--via store``) and
+through the retriever's ``served_graph`` (``--via served``: lookups from the in-process index's
+``Connections``, built with the PPR index on the first call), one after the other in one run.
 
-Output: JSON on stdout: the first call (it pays for whatever the store builds on first use, e.g. the
-embedded store's in-memory lookups) apart from the rest; per-question p50 / p95 / mean over the
+Output: JSON on stdout, per way: the first call (it pays for whatever is built on first use: the
+embedded store's in-memory lookups, the served index) apart from the rest; per-question p50 / p95 / mean over the
 questions with at least two entities; how many ``connecting_evidence`` and ``neighbourhood`` calls a
 question makes and their share of the time; and a digest of every answer (chunk IDs, scores, entity
 paths), so that two versions of the store can be checked to give the same evidence.
 
     python benchmarks/relational.py --set stores.graph.path=/tmp/medgraph-scale/n50000/graph.sqlite \\
-        --set embedding.dense=hashing [--questions data/eval/xl_pubmedqa.dev.jsonl] [--rounds 2]
+        --set embedding.dense=hashing [--questions data/eval/xl_pubmedqa.dev.jsonl] [--rounds 2] \\
+        [--via store served]
 """
 
 from __future__ import annotations
@@ -72,6 +75,35 @@ def load_questions(paths: list[str]) -> list[tuple[str, str]]:
     return list(dict.fromkeys(out))
 
 
+def run(reader: Any, paired: list[list[str]], rounds: int, max_pairs: int, limit: int,
+        relational_evidence: Any) -> dict[str, Any]:
+    """Time the channel over the questions through one reader (see the module docstring)."""
+    counting = CountingGraph(reader)
+    start = time.perf_counter()
+    relational_evidence(counting, paired[0], max_pairs, limit)
+    first_ms = (time.perf_counter() - start) * 1000
+    counting.calls = dict.fromkeys(counting.calls, 0)
+    counting.seconds = dict.fromkeys(counting.seconds, 0.0)
+    digest = hashlib.blake2b(digest_size=8)
+    times: list[float] = []
+    for r in range(rounds):
+        for ids in paired:
+            start = time.perf_counter()
+            found = relational_evidence(counting, ids, max_pairs, limit)
+            times.append((time.perf_counter() - start) * 1000)
+            if r == 0:
+                for c in found:
+                    digest.update(f"{c.chunk_id}|{c.score:.6f}|{'/'.join(c.entity_path)}\n".encode())
+    total_s = sum(times) / 1000
+    return {
+        "first_call_ms": round(first_ms, 1),
+        "per_question_ms": {"p50": _pct(times, 0.5), "p95": _pct(times, 0.95), "mean": round(statistics.fmean(times), 2)},
+        "calls_per_question": {k: round(v / len(times), 2) for k, v in counting.calls.items()},
+        "share_of_time": {k: round(v / total_s, 3) for k, v in counting.seconds.items()},
+        "evidence_digest": digest.hexdigest(),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default=str(REPO / "configs" / "local.yaml"))
@@ -80,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--max-pairs", type=int, default=6)
     ap.add_argument("--limit", type=int, default=10)
+    ap.add_argument("--via", nargs="+", choices=["store", "served"], default=["store", "served"])
     args = ap.parse_args(argv)
 
     from medgraph.agent.relational import relational_evidence
@@ -93,34 +126,18 @@ def main(argv: list[str] | None = None) -> int:
     paired = [ids for ids in entity_lists if len(dict.fromkeys(ids)) >= 2]
     graph = make_graph_store(cfg.stores.graph)
     try:
-        counting = CountingGraph(graph)
-        start = time.perf_counter()
-        relational_evidence(counting, paired[0], args.max_pairs, args.limit)
-        first_ms = (time.perf_counter() - start) * 1000
-        counting.calls = dict.fromkeys(counting.calls, 0)
-        counting.seconds = dict.fromkeys(counting.seconds, 0.0)
-        digest = hashlib.blake2b(digest_size=8)
-        times: list[float] = []
-        for r in range(args.rounds):
-            for ids in paired:
-                start = time.perf_counter()
-                found = relational_evidence(counting, ids, args.max_pairs, args.limit)
-                times.append((time.perf_counter() - start) * 1000)
-                if r == 0:
-                    for c in found:
-                        digest.update(f"{c.chunk_id}|{c.score:.6f}|{'/'.join(c.entity_path)}\n".encode())
-        total_s = sum(times) / 1000
-        n = len(times)
-        print(json.dumps({
-            "store": type(graph).__name__, "counts": graph.counts(),
-            "questions": len(entity_lists), "questions_with_pairs": len(paired), "rounds": args.rounds,
-            "first_call_ms": round(first_ms, 1),
-            "per_question_ms": {"p50": _pct(times, 0.5), "p95": _pct(times, 0.95),
-                                "mean": round(statistics.fmean(times), 2)},
-            "calls_per_question": {k: round(v / n, 2) for k, v in counting.calls.items()},
-            "share_of_time": {k: round(v / total_s, 3) for k, v in counting.seconds.items()},
-            "evidence_digest": digest.hexdigest(),
-        }, indent=2))
+        results = {}
+        for via in args.via:
+            reader: Any = graph
+            if via == "served":
+                from medgraph.retrieve.ppr import ProcessPPR
+                from medgraph.retrieve.served_graph import ServedGraph
+
+                reader = ServedGraph(graph, ProcessPPR(graph))
+            results[via] = run(reader, paired, args.rounds, args.max_pairs, args.limit, relational_evidence)
+        print(json.dumps({"store": type(graph).__name__, "counts": graph.counts(),
+                          "questions": len(entity_lists), "questions_with_pairs": len(paired),
+                          "rounds": args.rounds, **results}, indent=2))
     finally:
         graph.close()
     return 0

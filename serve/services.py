@@ -176,7 +176,7 @@ class LiveIngestion:
         from medgraph.literature.gaps import find_gaps
 
         floor = self.cfg.gaps.noise_floor if noise_floor is None else noise_floor
-        return find_gaps(analysis, ranked, self.graph, floor, self.cfg.gaps.max_pairs)
+        return find_gaps(analysis, ranked, self.retriever.served_graph, floor, self.cfg.gaps.max_pairs)
 
     def ingestor(self) -> LiveIngestor:
         """The live ingestor, built once on first use (it loads the vocabulary for NER + linking)."""
@@ -233,7 +233,7 @@ class RetrieverService:
         entities, with reranker features."""
         from medgraph.agent.relational import relational_evidence
 
-        cands = relational_evidence(self.graph, analysis.entity_ids, max_pairs, limit)
+        cands = relational_evidence(self.retriever.served_graph, analysis.entity_ids, max_pairs, limit)
         if cands:
             self.retriever.featurise(analysis, cands)
         return cands

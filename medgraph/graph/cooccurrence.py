@@ -144,6 +144,22 @@ class Connections:
         order = np.lexsort((idx, -counts))[:limit]  # by count descending, then by ID (index order)
         return [(self.entities[idx[i]], int(counts[i])) for i in order]
 
+    def neighbourhood(self, mesh_id: str, hops: int = 1, limit: int = 25) -> list[tuple[str, str, int]]:
+        """Co-occurrence edges around an entity, ``(source, target, shared chunks)``: hop 1 links it to
+        its ``limit`` strongest neighbours, each further hop adds theirs (``GraphReader.neighbourhood``)."""
+        edges: list[tuple[str, str, int]] = []
+        frontier, seen = [mesh_id], {mesh_id}
+        for _ in range(max(1, hops)):
+            nxt: list[str] = []
+            for source in frontier:
+                for target, shared in self.neighbours(source, limit):
+                    edges.append((source, target, shared))
+                    if target not in seen:
+                        seen.add(target)
+                        nxt.append(target)
+            frontier = nxt[:limit]
+        return edges
+
     def both(self, a: str, b: str, limit: int) -> list[str]:
         """The first ``limit`` chunk IDs (by ID) that mention both entities."""
         ra, rb = self._row(a), self._row(b)

@@ -19,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Protocol
 
 from medgraph.lang import PIVOT
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.schemas import Entity
-from medgraph.stores.graph import GraphStore
+from medgraph.stores.graph import Connection
 
 GAP_KINDS = ("unconnected", "weak")
 
@@ -49,8 +50,16 @@ def question_entities(analysis: QueryAnalysis) -> dict[str, str]:
     return out
 
 
+class GapGraph(Protocol):
+    """What the gap search reads of the graph (a ``GraphReader``, or the retriever's ``served_graph``)."""
+
+    def get_entity(self, mesh_id: str) -> Entity | None: ...
+
+    def connecting_evidence(self, a: str, b: str, limit: int = 10) -> Connection: ...
+
+
 def find_gaps(
-    analysis: QueryAnalysis, ranked: Sequence[Candidate], graph: GraphStore, noise_floor: float, max_pairs: int = 6
+    analysis: QueryAnalysis, ranked: Sequence[Candidate], graph: GapGraph, noise_floor: float, max_pairs: int = 6
 ) -> list[Gap]:
     """The question's evidence gaps (see the module docstring); ``max_pairs`` bounds the graph queries."""
     if not 0.0 <= noise_floor <= 1.0:

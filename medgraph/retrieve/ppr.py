@@ -13,7 +13,9 @@ so queries are never blocked by a rebuild: until the swap they are answered from
 ``refresh()`` rebuilds whatever the signature (a write that leaves the signature unchanged is seen
 then). The signature is read before the incidence, so a write during the read is picked up by the
 next check. A failed rebuild keeps the previous index and is retried at the next check. Rebuilds are
-whole (by generation), not incremental.
+whole (by generation), not incremental. Each generation also carries the co-occurrence lookups over
+the same incidence (``Connections``, ``connections()``), which the relational channel and the gap
+search read through ``medgraph.retrieve.served_graph``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from medgraph.graph.cooccurrence import Connections
 from medgraph.graph.ppr import DEFAULT_MAX_PAIRS, Incidence, PPRHit, PPRIndex
 
 logger = logging.getLogger(__name__)
@@ -60,6 +63,7 @@ class IndexState:
     """The index being served, the signature it was built from, and its build statistics."""
 
     index: PPRIndex
+    connections: Connections  # co-occurrence lookups over the same incidence (``served_graph``)
     signature: Hashable
     generation: int  # 1 for the first build, +1 per swap
     load_s: float  # incidence read
@@ -97,6 +101,12 @@ class ProcessPPR:
     def chunk_counts(self, mesh_ids: list[str]) -> dict[str, int]:
         """``PPRIndex.chunk_counts`` on the current index."""
         return self.ensure_built().index.chunk_counts(mesh_ids)
+
+    def connections(self) -> Connections:
+        """The co-occurrence lookups of the current generation; starts a background check when due."""
+        state = self.ensure_built()
+        self._maybe_check()
+        return state.connections
 
     @property
     def state(self) -> IndexState | None:
@@ -212,9 +222,11 @@ class ProcessPPR:
         incidence = self._incidence()
         loaded = time.perf_counter()
         index = PPRIndex(*incidence, max_pairs=self._max_pairs)
+        connections = Connections(*incidence)
         built = time.perf_counter()
         generation = 1 if current is None else current.generation + 1
-        self._state = IndexState(index, signature, generation, loaded - start, built - loaded, time.time())
+        self._state = IndexState(index, connections, signature, generation, loaded - start, built - loaded,
+                                 time.time())
         self.last_error = None
         logger.info("PPR index generation %d: %d entities, %d chunks (read %.2f s, build %.2f s)", generation,
                     len(index.entity_ids), len(index.chunk_ids), loaded - start, built - loaded)

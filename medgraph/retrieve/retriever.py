@@ -29,6 +29,7 @@ from medgraph.observe import metrics, tracing
 from medgraph.retrieve.fusion import language_weights, rrf
 from medgraph.retrieve.paths import PATHS, CommunityCandidates, QueryVectors, Search
 from medgraph.retrieve.ppr import ProcessPPR
+from medgraph.retrieve.served_graph import ServedGraph
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.stores.graph import GraphReader
 from medgraph.stores.vector import VectorStore
@@ -72,6 +73,10 @@ class Retriever:
         self._parent_terms: Lru[tuple[str | None, str], frozenset[str]] = Lru(PARENT_TERMS_KEPT)
         if cfg.ppr_engine == "process":
             self.ppr_index = ProcessPPR(graph, poll_s=cfg.ppr_refresh_s)
+        # what the relational channel and the gap search read: co-occurrence lookups from the
+        # in-process index when there is one (medgraph.retrieve.served_graph), else the store
+        self.served_graph: ServedGraph | GraphReader = (
+            graph if self.ppr_index is None else ServedGraph(graph, self.ppr_index))
 
     # --- paths ------------------------------------------------------------------------------
 

@@ -301,19 +301,7 @@ class EmbeddedGraphStore:
         Hop 1 links the entity to the ``limit`` entities it shares most chunks with; hop 2 adds,
         for each of those, its strongest co-occurring entities. Derived from MENTIONED_IN only.
         """
-        connections = self.connections()
-        edges: list[tuple[str, str, int]] = []
-        frontier, seen = [mesh_id], {mesh_id}
-        for _ in range(max(1, hops)):
-            nxt: list[str] = []
-            for source in frontier:
-                for target, shared in connections.neighbours(source, limit):
-                    edges.append((source, target, shared))
-                    if target not in seen:
-                        seen.add(target)
-                        nxt.append(target)
-            frontier = nxt[:limit]
-        return edges
+        return self.connections().neighbourhood(mesh_id, hops, limit)
 
     def connecting_evidence(self, a: str, b: str, limit: int = 10) -> Connection:
         """Chunks mentioning both entities, and bridge entities sharing a chunk with each (by ID)."""

@@ -112,3 +112,25 @@ def test_incidence_counts_every_mention_of_an_entity_in_a_chunk(store):
     store.delete_documents(["d1"])
     empty, entities, chunks = store.incidence()
     assert empty.shape == (0, 0) and entities == [] and chunks == []
+
+
+def test_served_graph_answers_as_the_store_and_follows_a_refresh(store):
+    from medgraph.retrieve.ppr import ProcessPPR
+    from medgraph.retrieve.served_graph import ServedGraph
+
+    rng = random.Random(11)
+    docs = random_docs(rng, 30)
+    for doc, chunks in docs.items():
+        write_doc(store, doc, chunks)
+    index = ProcessPPR(store, poll_s=3600)  # no background check during the test: refresh only
+    served = ServedGraph(store, index)
+    check_all(served, docs)
+    first = index.state
+    write_doc(store, "late", [["D000", "D059"]])  # a chunk joining a popular and a rare entity
+    before = served.connecting_evidence("D000", "D059", 50).chunk_ids
+    assert "late-h1-0" not in before and index.state is first  # the generation it was built from
+    index.refresh(wait=True)
+    assert "late-h1-0" in served.connecting_evidence("D000", "D059", 50).chunk_ids
+    check_all(served, {**docs, "late": [["D000", "D059"]]})
+    assert served.get_chunks(["late-h1-0"])[0].doc_id == "late"
+    assert served.get_entity("D059") == store.get_entity("D059")
