@@ -342,6 +342,27 @@ def test_neighbourhoods_are_equal_between_stores(both):
     assert embedded.neighbourhood("D000", 1, 3)[0][2] >= embedded.neighbourhood("D000", 1, 3)[-1][2]
 
 
+def test_served_lookups_equal_each_stores_own_answers(store):
+    """Retriever.served_graph (lookups over the in-process index's incidence) answers the relational
+    channel's and the gap search's calls exactly as the store does (Cypher on Neo4j)."""
+    from medgraph.retrieve.ppr import ProcessPPR
+    from medgraph.retrieve.served_graph import ServedGraph
+
+    corpus = random_corpus(n_chunks=120, n_ent=30, seed=11)
+    for doc, ents in corpus.items():
+        write_doc(store, doc, ents)
+    served = ServedGraph(store, ProcessPPR(store, poll_s=3600))
+    ids = [f"D{e:03d}" for e in range(30)] + ["missing"]
+    rng = random.Random(4)
+    pairs = [tuple(rng.sample(ids, 2)) for _ in range(40)] + [("D000", "D001"), ("D028", "D029")]
+    for a, b in pairs:
+        for limit in (1, 10):
+            assert served.connecting_evidence(a, b, limit) == store.connecting_evidence(a, b, limit), (a, b, limit)
+    for mesh_id in ("D000", "D013", "D029", "missing"):
+        for hops, limit in ((1, 25), (2, 4)):
+            assert served.neighbourhood(mesh_id, hops, limit) == store.neighbourhood(mesh_id, hops, limit)
+
+
 # --- Neo4j specifics -----------------------------------------------------------------------
 
 
