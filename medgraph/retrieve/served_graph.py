@@ -9,9 +9,10 @@ was built from, and as fresh as PPR: a write is seen once the index follows it (
 or ``Retriever.refresh`` after a live ingest).
 
 Why: the Neo4j store answers these with Cypher traversals whose cost follows the popular entities'
-degree (the relational channel took 575 ms per question at p50 and 4.9 s at p95 on a 10k-document
-graph, six pairs per question); the embedded store keeps its own copy of the lookups, which this
-replaces on the serving path (one in memory per generation, not two).
+degree (the relational channel took 556 ms per question at p50 and 4.9 s at p95 on a 10k-document
+graph, 6.2 lookups per question; `benchmarks/relational.py`). The embedded store builds the same
+lookups for its own callers (the graph explorer); the question path reads the index's, so both
+stores are served alike.
 """
 
 from __future__ import annotations

@@ -66,6 +66,7 @@ CREATE INDEX IF NOT EXISTS community_members_entity ON community_members(mesh_id
 CREATE TABLE IF NOT EXISTS community_meta (name TEXT PRIMARY KEY, value TEXT);
 """
 
+
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector (if it runs) while many short-lived tuples exist."""
