@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from medgraph.config.models import GraphStoreConfig, QdrantLocalConfig, QdrantServerConfig
+from medgraph.gcpause import gc_paused
 from medgraph.stores.errors import StoreUnavailable
 from medgraph.stores.graph import GraphStore
 from medgraph.stores.vector import QdrantVectorStore, tune_local_persistence
@@ -45,7 +46,8 @@ def _open_local(cfg: QdrantLocalConfig) -> QdrantVectorStore:
         )
     os.makedirs(cfg.path, exist_ok=True)
     try:
-        client = QdrantClient(path=cfg.path)
+        with gc_paused():  # local mode reads every point into memory here: see medgraph.gcpause
+            client = QdrantClient(path=cfg.path)
     except RuntimeError as exc:  # portalocker: the path is held by another client
         raise StoreUnavailable(
             f"Qdrant local store {cfg.path} is held by another process ({exc}). Local mode allows "

@@ -175,3 +175,28 @@ def test_warm_up_loads_the_index_once_the_collection_exists(store: QdrantVectorS
                         classmethod(lambda cls, *a, **k: reads.append(1) or original(*a, **k)))
     assert store.search_dense(np.ones(DIM, dtype=np.float32), 1)
     assert reads == []
+
+
+def test_the_collection_is_read_in_one_scroll_page(store: QdrantVectorStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # qdrant-client's local mode sorts all IDs on every scroll call: paging through the collection
+    # was quadratic (docs/scale.md), so the index asks for every point at once
+    import gc
+
+    import medgraph.stores.local_index as local_index
+
+    monkeypatch.setattr(local_index, "SCROLL_BATCH", 64)  # well below the store's 300 points
+    pages: list[int] = []
+    original = store.client.scroll
+
+    def counting(*args: object, **kwargs: object) -> object:
+        pages.append(int(kwargs["limit"]))  # type: ignore[call-overload]
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(store.client, "scroll", counting)
+    gc_was = gc.isenabled()
+    store.search_index = True
+    store._index = None  # read it again, through the counting client
+    fast, exact = _both(store, "search_dense", np.ones(DIM, dtype=np.float32), 10)
+    _assert_same(fast, exact)
+    assert pages == [N_POINTS] and len(store._index) == N_POINTS
+    assert gc.isenabled() == gc_was  # the collector is back as it was
