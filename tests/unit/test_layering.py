@@ -18,7 +18,8 @@ in one layer may import each other, but never in a circle between files):
     medgraph.embed, medgraph.ontology
     medgraph.ingest, medgraph.graph, medgraph.testing
     medgraph (the package's own __init__), medgraph.config, medgraph.schemas, medgraph.lang (language packs),
-                                       medgraph.text, medgraph.observe (tracing), medgraph.lru (a bounded map)
+                                       medgraph.text, medgraph.observe (tracing), medgraph.lru (a bounded map),
+                                       medgraph.gcpause (the collector paused for bulk reads)
 
 Imports are read from the source (``ast``), including those inside functions and under
 ``TYPE_CHECKING``: a lazy import is still a dependency.
@@ -46,7 +47,7 @@ LAYERS: list[set[str]] = [
     {"medgraph.embed", "medgraph.ontology"},
     {"medgraph.ingest", "medgraph.graph", "medgraph.testing"},
     {"medgraph", "medgraph.config", "medgraph.schemas", "medgraph.lang", "medgraph.text", "medgraph.observe",
-     "medgraph.lru"},
+     "medgraph.lru", "medgraph.gcpause"},
 ]
 
 
