@@ -10,7 +10,7 @@ is stored as a typed relation.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,6 +92,30 @@ def modularity(edges: list[tuple[str, str, int]], partition: dict[str, str], res
     return sum(inside.get(c, 0.0) / total - resolution * (d / (2 * total)) ** 2 for c, d in degree.items())
 
 
+Neighbours = dict[str, list[tuple[str, int]]]
+
+
+def expand(mesh_id: str, hops: int, limit: int,
+           neighbours_of: Callable[[list[str]], Neighbours]) -> list[tuple[str, str, int]]:
+    """The hop-by-hop walk behind every store's ``neighbourhood``: hop 1 links ``mesh_id`` to its
+    neighbours, each further hop the first ``limit`` entities reached for the first time to theirs.
+    ``neighbours_of(frontier)`` answers one hop for the whole frontier (one Cypher read on Neo4j):
+    ``{source: [(target, shared chunks), ...]}``, strongest first, at most ``limit`` per source."""
+    edges: list[tuple[str, str, int]] = []
+    frontier, seen = [mesh_id], {mesh_id}
+    for _ in range(max(1, hops)):
+        by_source = neighbours_of(frontier) if frontier else {}
+        nxt: list[str] = []
+        for source in frontier:
+            for target, shared in by_source.get(source, []):
+                edges.append((source, target, shared))
+                if target not in seen:
+                    seen.add(target)
+                    nxt.append(target)
+        frontier = nxt[:limit]
+    return edges
+
+
 class Connections:
     """Pairwise co-occurrence questions answered from the incidence in memory, for serving.
 
@@ -147,18 +171,7 @@ class Connections:
     def neighbourhood(self, mesh_id: str, hops: int = 1, limit: int = 25) -> list[tuple[str, str, int]]:
         """Co-occurrence edges around an entity, ``(source, target, shared chunks)``: hop 1 links it to
         its ``limit`` strongest neighbours, each further hop adds theirs (``GraphReader.neighbourhood``)."""
-        edges: list[tuple[str, str, int]] = []
-        frontier, seen = [mesh_id], {mesh_id}
-        for _ in range(max(1, hops)):
-            nxt: list[str] = []
-            for source in frontier:
-                for target, shared in self.neighbours(source, limit):
-                    edges.append((source, target, shared))
-                    if target not in seen:
-                        seen.add(target)
-                        nxt.append(target)
-            frontier = nxt[:limit]
-        return edges
+        return expand(mesh_id, hops, limit, lambda frontier: {s: self.neighbours(s, limit) for s in frontier})
 
     def both(self, a: str, b: str, limit: int) -> list[str]:
         """The first ``limit`` chunk IDs (by ID) that mention both entities."""

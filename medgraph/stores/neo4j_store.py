@@ -47,6 +47,7 @@ from neo4j import exceptions as neo4j_errors
 
 from medgraph.config.models import Neo4jGraphStoreConfig
 from medgraph.graph.communities import Assignment, Community, citations_from_json
+from medgraph.graph.cooccurrence import Neighbours, expand
 from medgraph.graph.leiden import LeidenParams, assignments_from_levels
 from medgraph.graph.ppr import PPRHit
 from medgraph.schemas import Chunk, Entity, Failure, Mention
@@ -263,22 +264,14 @@ class Neo4jGraphStore:
         return out
 
     def neighbourhood(self, mesh_id: str, hops: int = 1, limit: int = 25) -> list[tuple[str, str, int]]:
-        """Co-occurrence edges around an entity, as ``EmbeddedGraphStore.neighbourhood`` returns them."""
-        edges: list[tuple[str, str, int]] = []
-        frontier, seen = [mesh_id], {mesh_id}
-        for _ in range(max(1, hops)):
-            by_source: dict[str, list[tuple[str, int]]] = {}
-            for row in self.read(q.NEIGHBOURS, sources=frontier, limit=limit) if frontier else []:
+        """Co-occurrence edges around an entity, as ``EmbeddedGraphStore.neighbourhood`` returns them
+        (one Cypher read per hop)."""
+        def neighbours_of(frontier: list[str]) -> Neighbours:
+            by_source: Neighbours = {}
+            for row in self.read(q.NEIGHBOURS, sources=frontier, limit=limit):
                 by_source.setdefault(row["sid"], []).append((row["target"], int(row["shared"])))
-            nxt: list[str] = []
-            for source in frontier:
-                for target, shared in by_source.get(source, []):
-                    edges.append((source, target, shared))
-                    if target not in seen:
-                        seen.add(target)
-                        nxt.append(target)
-            frontier = nxt[:limit]
-        return edges
+            return by_source
+        return expand(mesh_id, hops, limit, neighbours_of)
 
     def connecting_evidence(self, a: str, b: str, limit: int = 10) -> Connection:
         """Chunks mentioning both entities, and bridge entities sharing a chunk with each (by ID)."""
