@@ -69,13 +69,39 @@ class DingPair(NamedTuple):
     rank: int
 
 
+_OPEN, _CLOSE = "({[", ")}]"
+
+
+def split_alternatives(sense: str) -> list[str]:
+    """A sense's alternatives: split at the semicolons outside brackets and abbreviation slashes
+    (``weight /w.; wt/`` is one alternative with two abbreviations, ``worsen {worsened; worsened}``
+    one with its forms). An abbreviation slash opens after a space or at the start, before a
+    non-space, and only where another slash closes it (``and/or`` and ``x / y`` open none)."""
+    out, start, depth, in_slash = [], 0, 0, False
+    for i, c in enumerate(sense):
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth = max(0, depth - 1)
+        elif c == "/":
+            if in_slash:
+                in_slash = False
+            elif (i == 0 or sense[i - 1] == " ") and sense[i + 1 : i + 2].strip() and "/" in sense[i + 1 :]:
+                in_slash = True
+        elif c == ";" and depth == 0 and not in_slash:
+            out.append(sense[start:i])
+            start = i + 1
+    out.append(sense[start:])
+    return out
+
+
 def _clean(alternative: str) -> str:
     return " ".join(_NOISE.sub(" ", alternative).split()).strip(" ,;:")
 
 
 def _alternatives(sense: str, *, german: bool) -> list[str]:
     out = []
-    for raw in sense.split(";"):
+    for raw in split_alternatives(sense):
         if _PLACEHOLDER.search(raw) or _UNWANTED.search(raw) or (german and _NOT_A_NOUN.search(raw)):
             continue
         text = _ARTICLE.sub("", _clean(raw)) if german else _clean(raw)
@@ -194,10 +220,10 @@ def read_ding_glosses(fh: IO[str], per_word: int = 6) -> Iterator[tuple[str, tup
         for de_sense, en_sense in _senses(german, english):
             if _UNWANTED.search(de_sense):
                 continue
-            glosses = [g for g in (english_gloss(a) for a in en_sense.split(";")) if 2 <= len(g) <= 40]
+            glosses = [g for g in (english_gloss(a) for a in split_alternatives(en_sense)) if 2 <= len(g) <= 40]
             if not glosses:
                 continue
-            for raw in de_sense.split(";"):
+            for raw in split_alternatives(de_sense):
                 if _UNWANTED.search(raw):
                     continue
                 word = _REFLEXIVE.sub("", _ARTICLE.sub("", _clean(raw)))

@@ -57,7 +57,7 @@ from medgraph.text.keys import norm_key
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2  # 2: medical senses read off the vocabulary's names (terminology_senses)
+FORMAT_VERSION = 3  # 2: medical senses read off the vocabulary's names (terminology_senses); 3: Ding alternatives split outside brackets and abbreviation slashes
 FILE_NAME = "glossary.pkl"
 SOURCES = frozenset({"translation_pairs", "babelon", "ding", "cedict"})  # vocabulary source kinds it reads
 REVERSE_GLOSSES = 2  # glosses of a word read backwards (English → German / Chinese)

@@ -12,7 +12,9 @@ or ``None`` when nothing was translated.
 
 Every linked mention becomes the names of its MeSH entity in the target language (up to
 ``names_per_entity``: the preferred name first, then synonyms, inverted forms such as "Infarction,
-Myocardial" skipped), sharing one unit of weight like a word's glosses. The words around the
+Myocardial" skipped), sharing one unit of weight like a word's glosses; into English, a mention
+that is one dictionary word also keeps its glosses in that group ("Fett" links to Fat Body, and
+"fat" stays beside it), so a narrow or wrong link does not take the word's meaning away. The words around the
 entities (the residue) depend on the two languages and on their packs' glossary rules
 (``lang.get(code).glossary``: how words are found, which are function words, lemmas, compounds):
 
@@ -104,7 +106,8 @@ class OntologyTranslator:
                 continue
             residue, glossed = self.residue(text[last : m.start], analysis.language, target)
             groups += residue
-            groups.append(tuple((name, 1.0 / len(names)) for name in names))
+            alternatives = [*names, *self._word_glosses(text[m.start : m.end], analysis.language, target, names)]
+            groups.append(tuple((alt, 1.0 / len(alternatives)) for alt in alternatives))
             last, changed = m.end, True
         residue, glossed = self.residue(text[last:], analysis.language, target)
         groups += residue
@@ -112,6 +115,21 @@ class OntologyTranslator:
             return None  # nothing linked, glossed or respelled
         readable = " ".join(dict.fromkeys(group[0][0] for group in groups))
         return Translation(readable, tuple(groups))
+
+    def _word_glosses(self, surface: str, source: str, target: str, names: list[str]) -> list[str]:
+        """The dictionary glosses of a linked mention that is one word of ``source`` (into the pivot
+        only), those not already among the entity's ``names``: the link may be to a narrower or
+        wrong sense ("Fett" → Fat Body, "Gewicht" → Body Weight, where the text says "fat",
+        "weight"), and the word's everyday glosses keep the question's meaning beside it."""
+        if target != lang.PIVOT or source == lang.PIVOT or not lang.is_known(source):
+            return []
+        rules = lang.get(source).glossary
+        if rules.segment is not None:
+            glosses = self.glossary.lookup(surface, source) if rules.segment.fullmatch(surface) else ()
+        else:
+            glosses = self.glossary.word_glosses(surface, source) if surface.isalpha() else ()
+        have = {fold(n.lower()) for n in names}
+        return [g for g in dict.fromkeys(glosses[: self.glosses_per_word]) if fold(g.lower()) not in have]
 
     def respells(self, source: str, target: str) -> bool:
         """Whether residue words get their English loan-word spellings (into the pivot, from a

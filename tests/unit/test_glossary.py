@@ -16,7 +16,7 @@ import pytest
 from medgraph import lang as languages
 from medgraph.embed.lexical import LexicalEmbedder, term_index, tokenize
 from medgraph.ontology.cedict import read_cedict_glosses
-from medgraph.ontology.ding import read_ding_glosses
+from medgraph.ontology.ding import read_ding_glosses, split_alternatives
 from medgraph.ontology.glossary import (
     Glossary,
     _with_senses,
@@ -49,6 +49,35 @@ def test_ding_glosses_read_every_part_of_speech_in_file_order() -> None:
     assert words["Metastasen"] == ("metastases",)  # the plural sense of its entry
     assert words["Lokal"] == ("pub", "restaurant") and words["lokal"] == ("local",)  # case tells them apart
     assert "Frau" not in words  # a colloquial sense is no gloss
+
+
+def test_ding_alternatives_split_outside_brackets_and_abbreviation_slashes() -> None:
+    assert split_alternatives("weight /w.; wt/") == ["weight /w.; wt/"]
+    assert split_alternatives("to swing {swung; swung}; to oscillate") == ["to swing {swung; swung}", " to oscillate"]
+    assert split_alternatives("and/or; x / y; z") == ["and/or", " x / y", " z"]  # no abbreviation slash
+    with (GLOSSARY / "de-en.txt").open(encoding="utf-8") as fh:
+        words = dict(read_ding_glosses(fh))
+    assert words["Gewicht"] == ("weight",)  # not "weight /w." and "wt/"
+    assert words["schwingen"] == ("swing", "oscillate")  # not "swing {swung" and "swung}"
+
+
+def test_a_linked_word_keeps_its_dictionary_glosses_beside_the_entity_names(glossary: Glossary) -> None:
+    body_weight = Entity("D001835", "Body Weight", "phenomenon", names={"en": ["Body Weights"], "de": ["Gewicht"]})
+    translator = OntologyTranslator({body_weight.mesh_id: body_weight}.get, glossary=glossary)
+    text = "Senkt Strahlentherapie das Gewicht?"
+    start = text.index("Gewicht")
+    question = QueryAnalysis(text, "de", (Mention(start, start + 7, "Gewicht", body_weight.mesh_id),))
+    en = translator.translate(question, "en")
+    assert en is not None
+    group = next(g for g in en.groups if g[0][0] == "Body Weight")
+    assert [alt for alt, _ in group] == ["Body Weight", "Body Weights", "weight"]  # "weight" alone is in the text
+    assert abs(sum(w for _, w in group) - 1.0) < 1e-9  # still one unit of weight
+    mi = QueryAnalysis("心肌梗死", "zh", (Mention(0, 4, "心肌梗死", MI.mesh_id),))
+    en_mi = OntologyTranslator({MI.mesh_id: MI}.get, glossary=glossary).translate(mi, "en")
+    assert en_mi is not None and en_mi.groups[0] == (("Myocardial Infarction", 0.5), ("Heart Attack", 0.5))
+    mi_de = QueryAnalysis("Herzinfarkt", "de", (Mention(0, 11, "Herzinfarkt", MI.mesh_id),))
+    zh = OntologyTranslator({MI.mesh_id: MI}.get, glossary=glossary).translate(mi_de, "zh")
+    assert zh is not None and zh.groups == ((("心肌梗死", 1.0),),)  # into another target: the names only
 
 
 def test_cedict_glosses_put_a_common_word_before_a_name() -> None:
