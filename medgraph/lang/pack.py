@@ -10,6 +10,7 @@ from medgraph.lang.sections.dialogue import PlanCues, RewriteCues, RouteCues
 from medgraph.lang.sections.glossary import GlossaryRules
 from medgraph.lang.sections.guard import GuardCues
 from medgraph.lang.sections.lexicon import LexiconRules
+from medgraph.lang.sections.synthesis import QuestionTemplates
 from medgraph.lang.sections.text import TextRules
 
 
@@ -35,6 +36,7 @@ class LanguagePack:
     lexicon: LexiconRules
     glossary: GlossaryRules
     record_codes: tuple[str, ...] = ()
+    synthesis: QuestionTemplates = field(default_factory=QuestionTemplates)  # synthetic QA templates
     ui: Mapping[str, str] = field(default_factory=dict)
 
     @property

@@ -7,6 +7,7 @@ from medgraph.lang.de.dialogue import PLAN, REWRITE, ROUTE
 from medgraph.lang.de.glossary import GLOSSARY
 from medgraph.lang.de.guard import GUARD
 from medgraph.lang.de.lexicon import LEXICON
+from medgraph.lang.de.synthesis import SYNTHESIS
 from medgraph.lang.de.text import TEXT
 from medgraph.lang.de.ui import UI
 from medgraph.lang.pack import LanguagePack
@@ -25,5 +26,6 @@ PACK = LanguagePack(
     route=ROUTE,
     lexicon=LEXICON,
     glossary=GLOSSARY,
+    synthesis=SYNTHESIS,
     ui=UI,
 )

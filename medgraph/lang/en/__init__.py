@@ -7,6 +7,7 @@ from medgraph.lang.en.dialogue import PLAN, REWRITE, ROUTE
 from medgraph.lang.en.glossary import GLOSSARY
 from medgraph.lang.en.guard import GUARD
 from medgraph.lang.en.lexicon import LEXICON
+from medgraph.lang.en.synthesis import SYNTHESIS
 from medgraph.lang.en.text import TEXT
 from medgraph.lang.en.ui import UI
 from medgraph.lang.pack import LanguagePack
@@ -25,5 +26,6 @@ PACK = LanguagePack(
     route=ROUTE,
     lexicon=LEXICON,
     glossary=GLOSSARY,
+    synthesis=SYNTHESIS,
     ui=UI,
 )

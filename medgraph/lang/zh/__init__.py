@@ -8,6 +8,7 @@ from medgraph.lang.zh.dialogue import PLAN, REWRITE, ROUTE
 from medgraph.lang.zh.glossary import GLOSSARY
 from medgraph.lang.zh.guard import GUARD
 from medgraph.lang.zh.lexicon import LEXICON
+from medgraph.lang.zh.synthesis import SYNTHESIS
 from medgraph.lang.zh.text import TEXT
 from medgraph.lang.zh.ui import UI
 
@@ -25,5 +26,6 @@ PACK = LanguagePack(
     route=ROUTE,
     lexicon=LEXICON,
     glossary=GLOSSARY,
+    synthesis=SYNTHESIS,
     ui=UI,
 )
