@@ -39,6 +39,7 @@ from medgraph import lang
 from medgraph.generate.base import Answer, disclaimer
 from medgraph.lang import LanguagePack
 from medgraph.retrieve.types import Candidate, QueryAnalysis
+from medgraph.schemas import Chunk
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -118,18 +119,39 @@ def _mentions(text: str, analysis: QueryAnalysis, mesh_id: str) -> bool:
     return any(p.search(text) for name in analysis.names_of(mesh_id) if (p := name_pattern(name)))
 
 
+def subjects(analysis: QueryAnalysis) -> list[str]:
+    """The question's entities an aspect is asked of: its linked entities but those whose mention is
+    itself an aspect's cue ("Nebenwirkungen", "不良反应" link to *Drug-Related Side Effects and Adverse
+    Reactions*: they name what is asked, not what it is asked of)."""
+    cues = _cues(lang.packs())
+    aspect_ids = {m.mesh_id for m in analysis.mentions
+                  if m.mesh_id and any(question.search(m.surface) for question, _ in cues.values())}
+    return [m for m in analysis.entity_ids if m not in aspect_ids]
+
+
 def aspect_gap(analysis: QueryAnalysis, evidence: Sequence[Candidate], min_relevance: float = 0.0,
                top_k: int = 8) -> AspectGap | None:
-    """``AspectGap`` when the question asks a gated aspect, no usable evidence passage addresses it,
-    and some usable passage names one of the question's entities (see the module docstring)."""
+    """``AspectGap`` when the question asks a gated aspect and no usable evidence passage states it
+    of the question's subject (a passage naming one of ``subjects`` and addressing the aspect; any
+    passage addressing it when the question has no subject); ``entities``: the subjects some usable
+    passage names (see the module docstring)."""
     aspects = asked_aspects(analysis.text)
     if not aspects:
         return None
     usable = [c for c in evidence[:top_k] if c.chunk is not None and c.relevance >= min_relevance]
-    if any(addresses(c.chunk.text, a) for c in usable if c.chunk is not None for a in aspects):
+    asked_of = subjects(analysis)
+
+    def context(chunk: Chunk) -> str:  # where a passage names what it is about: its title and section
+        return f"{chunk.title}\n{chunk.parent_text or chunk.text}"
+
+    def answers(chunk: Chunk) -> bool:
+        return (any(addresses(chunk.text, a) for a in aspects)
+                and (not asked_of or any(_mentions(context(chunk), analysis, m) for m in asked_of)))
+
+    if any(answers(c.chunk) for c in usable if c.chunk is not None):
         return None
-    named = [m for m in analysis.entity_ids
-             if any(c.chunk is not None and _mentions(c.chunk.text, analysis, m) for c in usable)]
+    named = [m for m in asked_of
+             if any(c.chunk is not None and _mentions(context(c.chunk), analysis, m) for c in usable)]
     return AspectGap(tuple(aspects), tuple(named))
 
 

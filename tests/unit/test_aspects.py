@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 
 from medgraph.config.models import AnswerConfig
-from medgraph.generate.aspects import addresses, asked_aspects, aspect_gap, gap_answer
+from medgraph.generate.aspects import addresses, asked_aspects, aspect_gap, gap_answer, subjects
 from medgraph.generate.extractive import ExtractiveComposer
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.schemas import Chunk, Mention
 
 
-def _cand(cid: str, text: str, relevance: float) -> Candidate:
-    chunk = Chunk(cid, f"doc-{cid}", 0, text, ["Results"], "p", text, 40, "en", title=f"Title {cid}", page=2)
+def _cand(cid: str, text: str, relevance: float, title: str = "") -> Candidate:
+    chunk = Chunk(cid, f"doc-{cid}", 0, text, ["Results"], "p", text, 40, "en", title=title or f"Title {cid}", page=2)
     return Candidate(cid, 1.0, chunk=chunk, relevance=relevance)
 
 
@@ -89,8 +89,34 @@ def test_a_missing_aspect_is_one_decision_in_every_language(question: str, langu
     assert gap is not None and gap.aspects == ("adverse_effects",) and gap.entities == ("D008687",)
     answer = gap_answer(gap, analysis)
     assert answer.refused and answer.language == language and answer.content == reply
-    assert aspect_gap(analysis, [*evidence, _cand("b", INTOLERANCE, 0.5)], 0.2) is None  # stated somewhere
-    assert aspect_gap(analysis, [*evidence, _cand("b", INTOLERANCE, 0.1)], 0.2) is not None  # ... but not usable
+    of_metformin = _cand("b", INTOLERANCE, 0.5, title="Metformin in older adults")
+    assert aspect_gap(analysis, [*evidence, of_metformin], 0.2) is None  # stated of it (its title names it)
+    low = _cand("b", INTOLERANCE, 0.1, title="Metformin in older adults")
+    assert aspect_gap(analysis, [*evidence, low], 0.2) is not None  # ... but not usable
+    # stated of some drug, in a passage that never names metformin: no answer about metformin
+    unnamed = aspect_gap(analysis, [*evidence, _cand("b", INTOLERANCE, 0.5)], 0.2)
+    assert unnamed is not None and unnamed.entities == ("D008687",)  # passage a names it
     other = aspect_gap(analysis, [_cand("c", "Hand hygiene prevents infections.", 0.9)], 0.2)  # not named either
     assert other is not None and other.entities == ()  # a passage on something else answers no aspect
     assert gap_answer(other, analysis).refused and "Metformin" not in gap_answer(other, analysis).content
+
+
+@pytest.mark.parametrize(("question", "language", "aspect_word", "drug"), [
+    ("What adverse effects of ambroxol are reported?", "en", "adverse effects", "ambroxol"),
+    ("Welche Nebenwirkungen von Ambroxol werden berichtet?", "de", "Nebenwirkungen", "Ambroxol"),
+    ("氨溴索有哪些不良反应？", "zh", "不良反应", "氨溴索"),
+])
+def test_the_aspect_linked_as_an_entity_is_not_what_it_is_asked_of(question: str, language: str,
+                                                                   aspect_word: str, drug: str) -> None:
+    """"Nebenwirkungen" links to Drug-Related Side Effects and Adverse Reactions: a passage on adverse
+    events of other drugs names that entity, and states the aspect, but says nothing of ambroxol."""
+    a, d = question.index(aspect_word), question.index(drug)
+    analysis = QueryAnalysis(question, language, (Mention(a, a + len(aspect_word), aspect_word, "D064420"),
+                                                  Mention(d, d + len(drug), drug, "D000551")),
+                             entity_names=(("D000551", "en", "Ambroxol"), ("D064420", "en", "Adverse Drug Event")))
+    assert subjects(analysis) == ["D000551"]
+    other_drugs = _cand("a", "Adverse drug events occurred in 12% of patients on second-line tuberculosis drugs.", 0.9)
+    gap = aspect_gap(analysis, [other_drugs], 0.2)
+    assert gap is not None and gap.entities == ()  # the reply: the sources say nothing about adverse effects
+    of_ambroxol = _cand("b", "Nausea was the most frequent adverse drug event of ambroxol in this trial.", 0.9)
+    assert aspect_gap(analysis, [other_drugs, of_ambroxol], 0.2) is None
