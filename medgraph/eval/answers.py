@@ -31,6 +31,9 @@ Output (``--json``): per split (``dev``, ``test``): ``overall`` and ``by_languag
 - ``refused_unanswerable``: share of unanswerable questions refused;
 - ``supported_sentences``: mean share of an answer's sentences quoted from a gold passage
   (answered answerable questions: the answer's sentence-level relevance);
+- RAGAS's reference-based forms, against the gold passages (``reference_scores``; no judge model):
+  ``context_precision`` (rank-weighted) and ``context_recall`` of the top ``CONTEXT_K`` evidence
+  passages, ``citation_precision`` (answered questions) and ``citation_recall`` of the answer;
 - ``rougeL`` / ``rouge1`` (F-measure, stemmed; answerable questions with a reference, a refusal
   scoring 0) of the answer (markers and lead line removed), and ``lead_rougeL`` / ``lead_rouge1``
   of the lead-sentence baseline in the same run: as many sentences as the answer has (at least
@@ -58,6 +61,7 @@ from medgraph import lang
 from medgraph.eval.retrieval import open_index, parse_range, read_jsonl
 
 log = logging.getLogger(__name__)
+CONTEXT_K = 8  # the contexts scored: the top of the evidence the answer is composed from (retrieval.top_k)
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,7 @@ def score_answer(query: AnswerQuery, answer: Any, evidence: Sequence[Any], laten
         "cited_gold_section": answered and any(_section_hit(query.section, cites[n].section_path) for n in gold_numbers),
         "supported_sentences": (sum(n in gold_numbers for _, n in answer.sentences) / len(answer.sentences)
                                 if answered and answer.sentences else 0.0),
+        **reference_scores(query, answer, evidence[:CONTEXT_K]),
     })
     if query.reference:
         text = " ".join(s for s, _ in answer.sentences) if answered else ""
@@ -184,6 +189,29 @@ def score_answer(query: AnswerQuery, answer: Any, evidence: Sequence[Any], laten
         record["rougeL"], record["rouge1"] = rouge(text, query.reference)
         record["lead_rougeL"], record["lead_rouge1"] = rouge(lead, query.reference)
     return record
+
+
+def reference_scores(query: AnswerQuery, answer: Any, contexts: Sequence[Any]) -> dict[str, float | None]:
+    """The reference-based (gold-ID) forms of RAGAS's metrics for one answerable question:
+
+    - ``context_precision``: rank-weighted precision of the contexts (RAGAS's ID-based context
+      precision: the mean of precision@k over the ranks k that hold a gold passage; 0 when none does);
+    - ``context_recall``: the share of gold documents with a passage among the contexts;
+    - ``citation_precision``: the share of the answer's citations that are gold passages (None for a
+      refusal: it cites nothing);
+    - ``citation_recall``: the share of gold documents the answer cites (0 for a refusal)."""
+    gold = [c.chunk is not None and _is_gold(query, c.chunk.doc_id, c.chunk.page) for c in contexts]
+    hits = [sum(gold[: k + 1]) / (k + 1) for k, g in enumerate(gold) if g]
+    in_context = {gold_key(c.chunk.doc_id) for c, g in zip(contexts, gold, strict=True) if g}
+    cited = list(answer.citations) if not answer.refused else []
+    cited_gold = {gold_key(c.doc_id) for c in cited if _is_gold(query, c.doc_id, c.page)}
+    n_gold = max(1, len(query.gold_docs))
+    return {
+        "context_precision": sum(hits) / len(hits) if hits else 0.0,
+        "context_recall": len(in_context & query.gold_docs) / n_gold,
+        "citation_precision": (sum(_is_gold(query, c.doc_id, c.page) for c in cited) / len(cited)) if cited else None,
+        "citation_recall": len(cited_gold & query.gold_docs) / n_gold,
+    }
 
 
 def _mean(values: list[float]) -> float | None:
@@ -211,6 +239,10 @@ def summarise_answers(records: list[dict[str, Any]]) -> dict[str, Any]:
         "cited_gold_section": _mean([float(r["cited_gold_section"]) for r in answerable]),
         "refused_unanswerable": _mean([float(r["refused"]) for r in unanswerable]),
         "supported_sentences": _mean([r["supported_sentences"] for r in answered]),
+        "context_precision": _mean([r["context_precision"] for r in answerable]),
+        "context_recall": _mean([r["context_recall"] for r in answerable]),
+        "citation_precision": _mean([r["citation_precision"] for r in answered if r["citation_precision"] is not None]),
+        "citation_recall": _mean([r["citation_recall"] for r in answerable]),
         "latency_ms": {"p50": _pct([r["latency_ms"] for r in records], 0.5),
                        "p90": _pct([r["latency_ms"] for r in records], 0.9)},
     }

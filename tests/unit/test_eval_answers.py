@@ -96,6 +96,28 @@ def test_a_multi_hop_answer_counts_when_it_cites_every_hops_document(tmp_path: P
     assert summarise_split([score_answer(query, both, [], 1.0), rec])["overall"]["cited_every_gold"] == 0.5
 
 
+def test_reference_based_context_and_citation_scores(tmp_path: Path) -> None:
+    query = read_answer_queries(_write(tmp_path / "q.jsonl", [
+        {"query_id": "mh", "text": "q?", "language": "en", "relevant_doc_ids": ["pmid-1", "pmid-2"]}]))[0]
+
+    def ctx(doc: str) -> Candidate:
+        return Candidate(doc, 1.0, chunk=Chunk(doc, doc, 0, "t", [], "p", "", 1, "en"))
+
+    contexts = [ctx("pmid-9"), ctx("pmid-1"), ctx("pmid-8"), ctx("pmid-2")]  # gold at ranks 2 and 4
+    answer = Answer("a [1] b [2]", [_citation(1, "pmid-1", None, []), _citation(2, "pmid-8", None, [])],
+                    sentences=[("a", 1), ("b", 2)])
+    rec = score_answer(query, answer, contexts, 1.0)
+    assert rec["context_precision"] == pytest.approx((1 / 2 + 2 / 4) / 2)  # precision@2 and @4, averaged
+    assert rec["context_recall"] == 1.0  # both gold documents among the contexts
+    assert rec["citation_precision"] == 0.5 and rec["citation_recall"] == 0.5  # one of two cited is gold; 1 of 2 gold
+    none = score_answer(query, Answer("no", refused=True), [ctx("pmid-9")], 1.0)
+    assert none["context_precision"] == 0.0 and none["context_recall"] == 0.0
+    assert none["citation_precision"] is None and none["citation_recall"] == 0.0
+    summary = summarise_split([rec, none])["overall"]
+    assert summary["citation_precision"] == 0.5  # answered questions only
+    assert summary["citation_recall"] == 0.25 and summary["context_recall"] == 0.5
+
+
 def test_summary_is_per_language_and_counts_refusals(tmp_path: Path) -> None:
     qs = read_answer_queries(_write(tmp_path / "q.jsonl", [GUIDE, UNANSWERABLE, {**UNANSWERABLE, "query_id": "u2"}]))
     gold = Answer("a [1]", [_citation(1, "file:cdc.pdf", 9, ["Hand Hygiene"])], sentences=[("a", 1)])
