@@ -181,6 +181,9 @@ def synthesise(cfg: MedGraphConfig, out: Path, settings: SynthSettings, max_item
     log.info("%d chunks, %d entities: synthesising on %d actor(s)%s", len(order), len(entities), actors,
              f", questions by engine {engine}" if engine else "")
     items, facts, failures, model = _on_ray(cfg, order, chunk_counts, settings, actors, engine)
+    # Ray Data returns the chunks in no fixed order: sorted, the same store and settings give the same files
+    items.sort(key=lambda i: (i.item_id, settings.languages.index(i.language)))
+    facts.sort(key=lambda f: f.chunk_id)
     answerable_ids = list(dict.fromkeys(i.item_id for i in items))
     if max_items is not None and len(answerable_ids) > max_items:
         keep = set(answerable_ids[:max_items])
@@ -216,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = job_parser("jobs.synthesise", __doc__, with_run=False)
     ap.add_argument("--out", required=True, type=Path, help="folder for synthetic.{dev,test}.jsonl and manifest.json")
     ap.add_argument("--languages", nargs="+", help="default: every language whose pack has question templates")
-    ap.add_argument("--max-items", type=int, help="at most this many answerable items (each in every language)")
+    ap.add_argument("--max-items", type=int, help="at most this many answerable items (each in every language; "
+                    "a sample by item ID)")
     ap.add_argument("--adversarial-share", type=float, default=SynthSettings.adversarial_share)
     ap.add_argument("--test-share", type=float, default=SynthSettings.test_share)
     ap.add_argument("--seed", type=int, default=0)
