@@ -2,7 +2,7 @@
 
     python -m medgraph.eval answers --corpus CORPUS [MORE ...] --dev DEV.jsonl [--dev-range A-B] \
         [--test TEST.jsonl] [--test-range A-B] [--config configs/local.yaml] [--set a.b=c ...] \
-        [--limit N] [--runs-out runs.json] [--json]
+        [--limit N] [--runs-out runs.json] [--judge ENGINE] [--json]
 
 Input: a corpus (JSONL records or document files such as PDFs, indexed as by ``medgraph.eval
 retrieval`` and cached the same way) and question files, one JSON object per line:
@@ -34,6 +34,9 @@ Output (``--json``): per split (``dev``, ``test``): ``overall`` and ``by_languag
 - RAGAS's reference-based forms, against the gold passages (``reference_scores``; no judge model):
   ``context_precision`` (rank-weighted) and ``context_recall`` of the top ``CONTEXT_K`` evidence
   passages, ``citation_precision`` (answered questions) and ``citation_recall`` of the answer;
+- with ``--judge ENGINE``, RAGAS's judged forms (``medgraph.eval.judge``): ``faithfulness``,
+  ``answer_relevancy``, ``judged_context_precision``; the output names the judge (``judge``) and
+  counts the calls that gave no verdict (``judge_failures``);
 - ``rougeL`` / ``rouge1`` (F-measure, stemmed; answerable questions with a reference, a refusal
   scoring 0) of the answer (markers and lead line removed), and ``lead_rougeL`` / ``lead_rouge1``
   of the lead-sentence baseline in the same run: as many sentences as the answer has (at least
@@ -62,6 +65,8 @@ from medgraph.eval.retrieval import open_index, parse_range, read_jsonl
 
 log = logging.getLogger(__name__)
 CONTEXT_K = 8  # the contexts scored: the top of the evidence the answer is composed from (retrieval.top_k)
+JUDGED = ("faithfulness", "answer_relevancy", "judged_context_precision")  # medgraph.eval.judge (--judge)
+JUDGE_TOKENS = 64  # one verdict or one question in DSPy's chat format
 
 
 @dataclass(frozen=True)
@@ -243,6 +248,8 @@ def summarise_answers(records: list[dict[str, Any]]) -> dict[str, Any]:
         "context_recall": _mean([r["context_recall"] for r in answerable]),
         "citation_precision": _mean([r["citation_precision"] for r in answered if r["citation_precision"] is not None]),
         "citation_recall": _mean([r["citation_recall"] for r in answerable]),
+        **{key: _mean([r[key] for r in records if r.get(key) is not None])
+           for key in JUDGED if any(key in r for r in records)},
         "latency_ms": {"p50": _pct([r["latency_ms"] for r in records], 0.5),
                        "p90": _pct([r["latency_ms"] for r in records], 0.9)},
     }
@@ -261,7 +268,9 @@ def summarise_split(records: list[dict[str, Any]]) -> dict[str, Any]:
 # --- running the agent ------------------------------------------------------------------------
 
 
-def run_questions(agent: Any, queries: Sequence[AnswerQuery]) -> list[dict[str, Any]]:
+def run_questions(agent: Any, queries: Sequence[AnswerQuery], judge: Any = None) -> list[dict[str, Any]]:
+    """Every question through the agent, scored; with ``judge`` (``medgraph.eval.judge.Judge``) also
+    RAGAS's judged metrics (not timed: the latency is the agent's)."""
     from medgraph.agent.graph import AgentRequest
 
     records = []
@@ -269,10 +278,29 @@ def run_questions(agent: Any, queries: Sequence[AnswerQuery]) -> list[dict[str, 
         start = time.perf_counter()
         state = asyncio.run(agent.run(AgentRequest(query.text)))
         latency = 1000 * (time.perf_counter() - start)
-        records.append(score_answer(query, state["answer"], state.get("evidence") or [], latency))
+        evidence = state.get("evidence") or []
+        record = score_answer(query, state["answer"], evidence, latency)
+        if judge is not None:
+            record.update(judge.score(query.text, state["answer"], evidence[:CONTEXT_K], query.reference or ""))
+        records.append(record)
         if i % 50 == 0:
             log.info("answered %d/%d questions", i, len(queries))
     return records
+
+
+def make_judge(cfg: Any, engine: str) -> Any:
+    """The judge (``medgraph.eval.judge.Judge``) on ``engine``, built in this process, with the
+    configured dense embedder for answer relevancy; named by the engine and its model."""
+    from medgraph.assemble import LocalEngines
+    from medgraph.embed import make_embedder
+    from medgraph.eval.judge import Judge
+    from medgraph.llm.dspy_bridge import chat_lm
+
+    spec = cfg.tiers.engines[engine]
+    model = getattr(spec, "model_path", None) or getattr(spec, "model", None) or spec.kind
+    embedder = make_embedder(cfg.embedding)
+    return Judge(chat_lm(LocalEngines(cfg).chat_for(engine, JUDGE_TOKENS)), f"{engine} ({spec.kind}: {model})",
+                 embed=embedder.embed_query_dense)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -288,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", dest="overrides", action="append", default=[], help="config override a.b=c")
     ap.add_argument("--limit", type=int, help="at most this many questions per split")
     ap.add_argument("--runs-out", type=Path, help="write every question's answer and scores here (JSON)")
+    ap.add_argument("--judge", metavar="ENGINE", help="also RAGAS's judged metrics, judged by this engine of tiers.engines")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
@@ -308,6 +337,10 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
     base = load_config(args.config, args.overrides)
+    if args.judge and args.judge not in base.tiers.engines:
+        print(f"error: --judge {args.judge}: no such engine; configured: {', '.join(sorted(base.tiers.engines))}",
+              file=sys.stderr)
+        return 2
     index = open_index(args.corpus, base)
     index_path = index.path
     index.close()  # the agent's services open the stores themselves
@@ -323,12 +356,17 @@ def main(argv: list[str] | None = None) -> int:
             "stores.vector.collection=chunks", f"app.path={tmp}/app.sqlite", "gaps.enabled=false",
         ])
         built = build_agent(cfg)
+        judge = make_judge(cfg, args.judge) if args.judge else None
+        if judge is not None:
+            out["judge"] = judge.name
         try:
             for split, queries in splits.items():
-                runs[split] = run_questions(built.agent, queries)
+                runs[split] = run_questions(built.agent, queries, judge)
                 out["splits"][split] = summarise_split(runs[split])
         finally:
             built.close()
+        if judge is not None:
+            out["judge_failures"] = judge.failures
     if args.runs_out:
         args.runs_out.parent.mkdir(parents=True, exist_ok=True)
         args.runs_out.write_text(json.dumps(runs, ensure_ascii=False, indent=1))

