@@ -7,8 +7,9 @@
 
 Run it after a corpus build (``jobs.build_corpus``); it only reads the stores. The driver reads the
 entity–chunk incidence (how many chunks mention each entity) and the corpus's entities; the chunks
-are turned into items on a Ray Data actor pool (``Synthesise``: each actor reads its chunks, their
-mentions and entities from the graph store and runs ``medgraph.synthetic.factory.chunk_items``);
+are turned into items on a Ray Data actor pool (``Synthesise``: each actor reads its chunks and their
+mentions from the graph store, takes their entities from the driver's read, and runs
+``medgraph.synthetic.factory.chunk_items``);
 with ``--engine`` each actor also runs the model tier (``medgraph.synthetic.writer``) on that
 configured engine, which writes the answerable items' questions (the templates' stand where its
 reply is unusable); the driver adds the adversarial items (``adversarial_items``; the vocabulary supplies drugs the
@@ -38,6 +39,7 @@ import numpy as np
 
 from jobs.cli import finish, job_parser, start_logging
 from medgraph.config import MedGraphConfig, load_config
+from medgraph.graph.cooccurrence import Connections
 from medgraph.schemas import Entity
 from medgraph.synthetic.factory import (
     ChunkFacts,
@@ -59,12 +61,12 @@ class Synthesise:
     """Ray Data stage: chunk IDs → pickled (items, facts) per chunk, or the chunk's error."""
 
     def __init__(self, cfg: MedGraphConfig, chunk_counts: dict[str, int], n_chunks: int, settings: SynthSettings,
-                 engine: str | None = None) -> None:
+                 entities: dict[str, Entity], engine: str | None = None) -> None:
         from medgraph.stores import make_graph_store
 
         self.graph = make_graph_store(cfg.stores.graph)
         self.chunk_counts, self.n_chunks, self.settings = chunk_counts, n_chunks, settings
-        self.entities: dict[str, Entity | None] = {}
+        self.entities = entities  # the corpus's entities, as the driver read them
         self.writer = None
         if engine:  # the model tier: one engine per actor, built here (a GGUF loads in the actor's process)
             from medgraph.assemble import LocalEngines
@@ -72,11 +74,6 @@ class Synthesise:
             from medgraph.synthetic.writer import ModelQuestions
 
             self.writer = ModelQuestions(chat_lm(LocalEngines(cfg).chat_for(engine, WRITER_TOKENS)))
-
-    def _entity(self, mesh_id: str) -> Entity | None:
-        if mesh_id not in self.entities:
-            self.entities[mesh_id] = self.graph.get_entity(mesh_id)
-        return self.entities[mesh_id]
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         chunk_ids = [str(c) for c in batch["chunk_id"]]
@@ -89,8 +86,7 @@ class Synthesise:
                 if chunk is None:
                     raise LookupError("chunk not in the graph store")
                 mentions = self.graph.chunk_mentions(chunk_id)
-                found = {m.mesh_id: self._entity(m.mesh_id) for m in mentions if m.mesh_id}
-                entities = {k: v for k, v in found.items() if v is not None}
+                entities = {m.mesh_id: self.entities[m.mesh_id] for m in mentions if m.mesh_id in self.entities}
                 result = chunk_items(chunk, mentions, entities, self.chunk_counts, self.n_chunks, self.settings,
                                      self.writer)
                 out.append(pickle.dumps(result))
@@ -107,8 +103,8 @@ class Synthesise:
                 "error": np.array(errors, dtype=object), "written": written, "rejected": rejected}
 
 
-def _on_ray(cfg: MedGraphConfig, chunk_ids: list[str], chunk_counts: dict[str, int], settings: SynthSettings,
-            actors: int, engine: str | None) -> tuple[list[SynthItem], list[ChunkFacts], list[dict[str, str]], dict[str, int]]:
+def _on_ray(cfg: MedGraphConfig, chunk_ids: list[str], chunk_counts: dict[str, int], entities: dict[str, Entity],
+            settings: SynthSettings, actors: int, engine: str | None) -> tuple[list[SynthItem], list[ChunkFacts], list[dict[str, str]], dict[str, int]]:
     import ray.data
 
     from jobs.ray_runtime import init_ray
@@ -118,7 +114,7 @@ def _on_ray(cfg: MedGraphConfig, chunk_ids: list[str], chunk_counts: dict[str, i
                              override_num_blocks=max(1, min(len(chunk_ids), 4 * actors)))
     ds = ds.map_batches(
         Synthesise, fn_constructor_kwargs={"cfg": cfg, "chunk_counts": chunk_counts, "n_chunks": len(chunk_ids),
-                                           "settings": settings, "engine": engine},
+                                           "settings": settings, "entities": entities, "engine": engine},
         batch_size=64, batch_format="numpy", compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors),
         num_cpus=1)
     items: list[SynthItem] = []
@@ -165,13 +161,9 @@ def synthesise(cfg: MedGraphConfig, out: Path, settings: SynthSettings, max_item
         incidence, mesh_ids, chunk_ids = graph.incidence()
         if not chunk_ids:
             raise ValueError("the graph store holds no chunks: build the corpus first (python -m jobs.build_corpus)")
-        binary = incidence.tocsr().astype(bool).astype(np.int32)
-        counts = np.asarray(binary.sum(axis=1)).ravel()
-        chunk_counts = {m: int(n) for m, n in zip(mesh_ids, counts, strict=True)}
+        connections = Connections(incidence, mesh_ids, chunk_ids)
+        chunk_counts = connections.chunk_counts()
         entities = {m: e for m in mesh_ids if (e := graph.get_entity(m)) is not None}
-        by_chunk = binary.T.tocsr()
-        chunk_entities = {c: {mesh_ids[j] for j in by_chunk.indices[by_chunk.indptr[i]:by_chunk.indptr[i + 1]]}
-                          for i, c in enumerate(chunk_ids)}
         store_counts = graph.counts()
     finally:
         graph.close()
@@ -180,7 +172,7 @@ def synthesise(cfg: MedGraphConfig, out: Path, settings: SynthSettings, max_item
     order = order[:limit_chunks] if limit_chunks is not None else order
     log.info("%d chunks, %d entities: synthesising on %d actor(s)%s", len(order), len(entities), actors,
              f", questions by engine {engine}" if engine else "")
-    items, facts, failures, model = _on_ray(cfg, order, chunk_counts, settings, actors, engine)
+    items, facts, failures, model = _on_ray(cfg, order, chunk_counts, entities, settings, actors, engine)
     # Ray Data returns the chunks in no fixed order: sorted, the same store and settings give the same files
     items.sort(key=lambda i: (i.item_id, settings.languages.index(i.language)))
     facts.sort(key=lambda f: f.chunk_id)
@@ -192,7 +184,7 @@ def synthesise(cfg: MedGraphConfig, out: Path, settings: SynthSettings, max_item
     share = settings.adversarial_share
     wanted = int(share * len(answerable_ids) / (1 - share)) + 1 if share < 1 else len(answerable_ids)
     vocabulary = load_or_build(cfg.vocabulary)
-    adversarial = adversarial_items(chunk_entities, entities, vocabulary.entities.values(), facts, wanted, settings)
+    adversarial = adversarial_items(connections, entities, vocabulary.entities.values(), facts, wanted, settings)
     final = finalise(items, adversarial, settings)
     out.mkdir(parents=True, exist_ok=True)
     for split in ("dev", "test"):

@@ -148,6 +148,10 @@ class Connections:
         indices: np.ndarray = self._rows.indices[self._rows.indptr[row]:self._rows.indptr[row + 1]]
         return indices
 
+    def chunk_counts(self) -> dict[str, int]:
+        """How many chunks mention each entity."""
+        return {e: int(n) for e, n in zip(self.entities, np.diff(self._rows.indptr), strict=True)}
+
     def shared_chunks(self, mesh_id: str) -> sp.csr_matrix | None:
         """1 × entities: how many chunks each entity shares with ``mesh_id`` (itself included);
         None for an entity the graph does not hold."""

@@ -44,6 +44,7 @@ from typing import Any
 from medgraph import lang
 from medgraph.generate.aspects import addresses
 from medgraph.generate.sentences import clean_sentence, is_question, is_reference, sentence_role
+from medgraph.graph.cooccurrence import Connections
 from medgraph.ingest.text import count_tokens, split_sentences
 from medgraph.schemas import Chunk, Entity, Mention
 
@@ -248,22 +249,18 @@ def _kind(sentence: str, language: str, specific: Sequence[Entity]) -> tuple[str
     return "finding", list(specific[:1])
 
 
-def adversarial_items(chunk_entities: Mapping[str, set[str]], entities: Mapping[str, Entity],
+def adversarial_items(connections: Connections, entities: Mapping[str, Entity],
                       vocabulary: Iterable[Entity], facts: Sequence[ChunkFacts], count: int,
                       settings: SynthSettings, pair_entities: int = 300) -> list[SynthItem]:
     """About ``count`` items (each in every language) that the corpus cannot answer, the three kinds
     in turn (see the module docstring); fewer when the corpus offers fewer candidates.
-    ``chunk_entities``: chunk → the MeSH IDs it mentions; ``entities``: every entity of the corpus;
+    ``connections``: the corpus's co-occurrences; ``entities``: every entity of the corpus;
     false-premise pairs are drawn among ``pair_entities`` of them (their pairs: ~45k)."""
     rng = random.Random(settings.seed)
     named = [i for i in sorted(entities) if _names([entities[i]], settings.languages) is not None]
-    chunks_of: dict[str, set[str]] = {}
-    for chunk_id, ids in chunk_entities.items():
-        for i in ids:
-            chunks_of.setdefault(i, set()).add(chunk_id)
     sample = sorted(rng.sample(named, pair_entities)) if len(named) > pair_entities else named
     pairs = [(a, b) for a in sample for b in sample if a != b and entities[a].category in CAUSES
-             and entities[b].category in EFFECTS and not (chunks_of.get(a, set()) & chunks_of.get(b, set()))]
+             and entities[b].category in EFFECTS and not connections.both(a, b, 1)]
     rng.shuffle(pairs)
     stated = {i for f in facts for i in f.stated.get("adverse_effects", [])}
     unstated = [i for i in named if entities[i].category == DRUG and i not in stated]

@@ -84,7 +84,7 @@ def test_gold_chunks_hold_their_sentence_and_the_retriever_finds_them(made) -> N
 
 def test_a_chunk_that_fails_is_recorded_and_the_rest_go_on(made) -> None:
     cfg, _, _ = made
-    stage = Synthesise(cfg, {}, 1, SynthSettings())
+    stage = Synthesise(cfg, {}, 1, SynthSettings(), {})
     out = stage({"chunk_id": np.array(["no-such-chunk"], dtype=object)})
     assert "not in the graph store" in out["error"][0]
 

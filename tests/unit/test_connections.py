@@ -66,6 +66,8 @@ def check_all(store, docs):
                 conn = store.connecting_evidence(x, y, limit)
                 assert conn.chunk_ids == expected_both(ent_chunks, x, y, limit), (x, y, limit)
                 assert conn.bridges == expected_bridges(chunk_ents, ent_chunks, x, y, limit), (x, y, limit)
+    if hasattr(store, "connections"):  # the embedded store (check_all also reads the served lookups)
+        assert store.connections().chunk_counts() == {e: len(c) for e, c in ent_chunks.items()}
     for a in entities:
         for limit in (1, 5, 100):
             edges = store.neighbourhood(a, hops=1, limit=limit)

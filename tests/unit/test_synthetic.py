@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import scipy.sparse as sp
+
 from medgraph.eval.answers import read_answer_queries
 from medgraph.generate.aspects import asked_aspects
+from medgraph.graph.cooccurrence import Connections
 from medgraph.schemas import Chunk, Entity, Mention
 from medgraph.synthetic.factory import (
     ChunkFacts,
@@ -97,10 +101,20 @@ def test_entity_names_per_language() -> None:
     assert entity_name(LACTIC.__class__("D1", "Foo", "Disease"), "zh") is None
 
 
+def _connections(chunk_entities: dict[str, set[str]]) -> Connections:
+    """The co-occurrences of a corpus given as chunk → the entities it mentions."""
+    entities, chunks = sorted(set().union(*chunk_entities.values())), sorted(chunk_entities)
+    rows = [entities.index(e) for c in chunks for e in chunk_entities[c]]
+    cols = [chunks.index(c) for c in chunks for _ in chunk_entities[c]]
+    incidence = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(entities), len(chunks)))
+    return Connections(incidence, entities, chunks)
+
+
 def test_adversarial_items_cannot_be_answered_from_the_corpus() -> None:
     chunk_entities = {"c1": {LACTIC.mesh_id, NEPHRO.mesh_id}, "c2": {METFORMIN.mesh_id, ARM.mesh_id}}
+    connections = _connections(chunk_entities)
     facts = [ChunkFacts("c1"), ChunkFacts("c2")]  # no chunk states an adverse effect of metformin
-    items = adversarial_items(chunk_entities, ENTITIES, [GHOST, METFORMIN, NO_ZH], facts, count=10, settings=SETTINGS)
+    items = adversarial_items(connections, ENTITIES, [GHOST, METFORMIN, NO_ZH], facts, count=10, settings=SETTINGS)
     kinds = {i.kind for i in items}
     assert kinds == {"false_premise", "absent_entity", "unstated_aspect"}
     assert not any(i.answerable for i in items) and all(not i.doc_id for i in items)
@@ -114,7 +128,7 @@ def test_adversarial_items_cannot_be_answered_from_the_corpus() -> None:
         if item.kind == "unstated_aspect":
             assert item.entities == (METFORMIN.mesh_id,) and asked_aspects(item.text) == ["adverse_effects"]
     stated = [ChunkFacts("c2", {"adverse_effects": [METFORMIN.mesh_id]})]
-    again = adversarial_items(chunk_entities, ENTITIES, [], stated, count=10, settings=SETTINGS)
+    again = adversarial_items(connections, ENTITIES, [], stated, count=10, settings=SETTINGS)
     assert "unstated_aspect" not in {i.kind for i in again}
 
 
