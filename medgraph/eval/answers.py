@@ -61,10 +61,10 @@ from pathlib import Path
 from typing import Any
 
 from medgraph import lang
+from medgraph.eval.metrics import CONTEXT_K, rank_weighted_precision
 from medgraph.eval.retrieval import open_index, parse_range, read_jsonl
 
 log = logging.getLogger(__name__)
-CONTEXT_K = 8  # the contexts scored: the top of the evidence the answer is composed from (retrieval.top_k)
 JUDGED = ("faithfulness", "answer_relevancy", "judged_context_precision")  # medgraph.eval.judge (--judge)
 JUDGE_TOKENS = 64  # one verdict or one question in DSPy's chat format
 
@@ -206,13 +206,12 @@ def reference_scores(query: AnswerQuery, answer: Any, contexts: Sequence[Any]) -
       refusal: it cites nothing);
     - ``citation_recall``: the share of gold documents the answer cites (0 for a refusal)."""
     gold = [c.chunk is not None and _is_gold(query, c.chunk.doc_id, c.chunk.page) for c in contexts]
-    hits = [sum(gold[: k + 1]) / (k + 1) for k, g in enumerate(gold) if g]
     in_context = {gold_key(c.chunk.doc_id) for c, g in zip(contexts, gold, strict=True) if g}
     cited = list(answer.citations) if not answer.refused else []
     cited_gold = {gold_key(c.doc_id) for c in cited if _is_gold(query, c.doc_id, c.page)}
     n_gold = max(1, len(query.gold_docs))
     return {
-        "context_precision": sum(hits) / len(hits) if hits else 0.0,
+        "context_precision": rank_weighted_precision(gold),
         "context_recall": len(in_context & query.gold_docs) / n_gold,
         "citation_precision": (sum(_is_gold(query, c.doc_id, c.page) for c in cited) / len(cited)) if cited else None,
         "citation_recall": len(cited_gold & query.gold_docs) / n_gold,

@@ -29,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from medgraph.eval.metrics import CONTEXT_K, rank_weighted_precision
+
 log = logging.getLogger(__name__)
-CONTEXT_K = 8
 _MARKER = re.compile(r"\s*\[\d+\]")
 Embed = Callable[[list[str]], Any]  # texts -> one row per text
 
@@ -123,9 +124,7 @@ class Judge:
                                 "useful") for p in passages[:CONTEXT_K]]
         if not any(v is not None for v in useful):
             return None
-        flags = [bool(v) for v in useful]
-        hits = [sum(flags[: k + 1]) / (k + 1) for k, f in enumerate(flags) if f]
-        return sum(hits) / len(hits) if hits else 0.0
+        return rank_weighted_precision([bool(v) for v in useful])
 
     def score(self, question: str, answer: Any, evidence: Sequence[Any], reference: str = "") -> dict[str, float | None]:
         """The judged metrics of one answer (``medgraph.generate.base.Answer``) over its evidence."""

@@ -2,7 +2,8 @@
 
 Input: a ranked list of document IDs (``doc_ranking`` turns a chunk ranking into one, each
 document at its best chunk), the relevant documents and their grades. Output: one dict of metrics
-per query (``score_ranking``), and their means with the median latency (``summarise``).
+per query (``score_ranking``), and their means with the median latency (``summarise``);
+``rank_weighted_precision`` (RAGAS's context precision) over the contexts of an answer.
 
 recall@k is the share of a question's relevant documents in the top k (HippoRAG's definition for
 questions with several gold passages); ``all@5`` is 1 when every one of them is in the top 5 (the
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 KS = (1, 2, 5, 10)
+CONTEXT_K = 8  # the contexts an answer is scored on: the top of its evidence (retrieval.top_k)
 
 
 def doc_ranking(chunk_ids: Iterable[str], chunk_doc: dict[str, str]) -> list[str]:
@@ -67,3 +69,10 @@ def overlap_at(found: Sequence[str], exact: dict[str, float], k: int) -> float:
     best = sorted(exact, key=lambda c: (-exact[c], c))[:k]
     kth = exact[best[-1]] if best else 0.0
     return sum(1 for c in found[:k] if exact.get(c, 0.0) >= kth * (1 - 1e-6)) / max(1, len(best))
+
+
+def rank_weighted_precision(relevant: Sequence[bool]) -> float:
+    """RAGAS's context precision over a ranked list of relevance flags: the mean of precision@k over
+    the ranks k that hold a relevant item; 0 when none does."""
+    hits = [sum(relevant[: k + 1]) / (k + 1) for k, flag in enumerate(relevant) if flag]
+    return sum(hits) / len(hits) if hits else 0.0
