@@ -103,8 +103,9 @@ class Synthesise:
                 "error": np.array(errors, dtype=object), "written": written, "rejected": rejected}
 
 
-def _on_ray(cfg: MedGraphConfig, chunk_ids: list[str], chunk_counts: dict[str, int], entities: dict[str, Entity],
-            settings: SynthSettings, actors: int, engine: str | None) -> tuple[list[SynthItem], list[ChunkFacts], list[dict[str, str]], dict[str, int]]:
+def _on_ray(cfg: MedGraphConfig, chunk_ids: list[str], n_chunks: int, chunk_counts: dict[str, int],
+            entities: dict[str, Entity], settings: SynthSettings, actors: int,
+            engine: str | None) -> tuple[list[SynthItem], list[ChunkFacts], list[dict[str, str]], dict[str, int]]:
     import ray.data
 
     from jobs.ray_runtime import init_ray
@@ -113,7 +114,7 @@ def _on_ray(cfg: MedGraphConfig, chunk_ids: list[str], chunk_counts: dict[str, i
     ds = ray.data.from_items([{"chunk_id": c} for c in chunk_ids],
                              override_num_blocks=max(1, min(len(chunk_ids), 4 * actors)))
     ds = ds.map_batches(
-        Synthesise, fn_constructor_kwargs={"cfg": cfg, "chunk_counts": chunk_counts, "n_chunks": len(chunk_ids),
+        Synthesise, fn_constructor_kwargs={"cfg": cfg, "chunk_counts": chunk_counts, "n_chunks": n_chunks,
                                            "settings": settings, "entities": entities, "engine": engine},
         batch_size=64, batch_format="numpy", compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors),
         num_cpus=1)
@@ -172,7 +173,9 @@ def synthesise(cfg: MedGraphConfig, out: Path, settings: SynthSettings, max_item
     order = order[:limit_chunks] if limit_chunks is not None else order
     log.info("%d chunks, %d entities: synthesising on %d actor(s)%s", len(order), len(entities), actors,
              f", questions by engine {engine}" if engine else "")
-    items, facts, failures, model = _on_ray(cfg, order, chunk_counts, entities, settings, actors, engine)
+    # an entity's share of chunks is its share of the corpus's, also when only a sample is read
+    items, facts, failures, model = _on_ray(cfg, order, len(chunk_ids), chunk_counts, entities, settings, actors,
+                                            engine)
     # Ray Data returns the chunks in no fixed order: sorted, the same store and settings give the same files
     items.sort(key=lambda i: (i.item_id, settings.languages.index(i.language)))
     facts.sort(key=lambda f: f.chunk_id)
