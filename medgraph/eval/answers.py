@@ -55,7 +55,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,7 +120,7 @@ def gold_key(doc_id: str) -> str:
     return f"file:{name}" if name is not None else doc_id
 
 
-def _is_gold(query: AnswerQuery, doc_id: str, page: int | None) -> bool:
+def is_gold(query: AnswerQuery, doc_id: str, page: int | None) -> bool:
     return gold_key(doc_id) in query.gold_docs and (not query.pages or page in query.pages)
 
 
@@ -159,7 +160,7 @@ def lead_baseline(evidence: Sequence[Any], n_sentences: int) -> str:
 def score_answer(query: AnswerQuery, answer: Any, evidence: Sequence[Any], latency_ms: float) -> dict[str, Any]:
     """One question's record: what was answered and cited, and how it compares with the gold."""
     cites = {c.number: c for c in answer.citations}
-    gold_numbers = {n for n, c in cites.items() if _is_gold(query, c.doc_id, c.page)}
+    gold_numbers = {n for n, c in cites.items() if is_gold(query, c.doc_id, c.page)}
     record: dict[str, Any] = {
         "query_id": query.query_id, "language": query.language, "answerable": query.answerable,
         "question": query.text, "refused": bool(answer.refused), "model_used": answer.model_used,
@@ -169,10 +170,10 @@ def score_answer(query: AnswerQuery, answer: Any, evidence: Sequence[Any], laten
         # the evidence the answer was composed from: its best relevance (what refusal is decided on)
         # and whether a gold passage was among it (retrieval's share of a miss)
         "top_relevance": round(max((float(c.relevance) for c in evidence), default=0.0), 4),
-        "gold_in_evidence": any(c.chunk is not None and _is_gold(query, c.chunk.doc_id, c.chunk.page)
+        "gold_in_evidence": any(c.chunk is not None and is_gold(query, c.chunk.doc_id, c.chunk.page)
                                 for c in evidence),
         "evidence": [{"relevance": round(float(c.relevance), 4), "features": {k: round(v, 4) for k, v in c.features.items()},
-                      "gold": c.chunk is not None and _is_gold(query, c.chunk.doc_id, c.chunk.page)}
+                      "gold": c.chunk is not None and is_gold(query, c.chunk.doc_id, c.chunk.page)}
                      for c in evidence[:8]],
     }
     if not query.answerable:
@@ -205,15 +206,15 @@ def reference_scores(query: AnswerQuery, answer: Any, contexts: Sequence[Any]) -
     - ``citation_precision``: the share of the answer's citations that are gold passages (None for a
       refusal: it cites nothing);
     - ``citation_recall``: the share of gold documents the answer cites (0 for a refusal)."""
-    gold = [c.chunk is not None and _is_gold(query, c.chunk.doc_id, c.chunk.page) for c in contexts]
+    gold = [c.chunk is not None and is_gold(query, c.chunk.doc_id, c.chunk.page) for c in contexts]
     in_context = {gold_key(c.chunk.doc_id) for c, g in zip(contexts, gold, strict=True) if g}
     cited = list(answer.citations) if not answer.refused else []
-    cited_gold = {gold_key(c.doc_id) for c in cited if _is_gold(query, c.doc_id, c.page)}
+    cited_gold = {gold_key(c.doc_id) for c in cited if is_gold(query, c.doc_id, c.page)}
     n_gold = max(1, len(query.gold_docs))
     return {
         "context_precision": rank_weighted_precision(gold),
         "context_recall": len(in_context & query.gold_docs) / n_gold,
-        "citation_precision": (sum(_is_gold(query, c.doc_id, c.page) for c in cited) / len(cited)) if cited else None,
+        "citation_precision": (sum(is_gold(query, c.doc_id, c.page) for c in cited) / len(cited)) if cited else None,
         "citation_recall": len(cited_gold & query.gold_docs) / n_gold,
     }
 
@@ -287,6 +288,29 @@ def run_questions(agent: Any, queries: Sequence[AnswerQuery], judge: Any = None)
     return records
 
 
+@contextmanager
+def corpus_agent(corpus: Sequence[Path], config: str, overrides: Sequence[str]) -> Iterator[tuple[Any, dict[str, Any], Any]]:
+    """The Serve application's agent, in process, over ``corpus`` indexed as ``open_index`` indexes
+    it (cached): yields (its config, the index's manifest, the agent); gap completion off, its
+    sessions in a temporary app database."""
+    from medgraph.config import load_config
+    from serve.inprocess import build_agent
+
+    index = open_index(list(corpus), load_config(config, list(overrides)))
+    index_path, manifest = index.path, index.manifest
+    index.close()  # the agent's services open the stores themselves
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = load_config(config, [
+            *overrides, f"stores.graph.path={index_path}/graph.sqlite", f"stores.vector.path={index_path}/qdrant",
+            "stores.vector.collection=chunks", f"app.path={tmp}/app.sqlite", "gaps.enabled=false",
+        ])
+        built = build_agent(cfg)
+        try:
+            yield cfg, manifest, built.agent
+        finally:
+            built.close()
+
+
 def make_judge(cfg: Any, engine: str) -> Any:
     """The judge (``medgraph.eval.judge.Judge``) on ``engine``, built in this process, with the
     configured dense embedder for answer relevancy; named by the engine and its model."""
@@ -340,30 +364,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --judge {args.judge}: no such engine; configured: {', '.join(sorted(base.tiers.engines))}",
               file=sys.stderr)
         return 2
-    index = open_index(args.corpus, base)
-    index_path = index.path
-    index.close()  # the agent's services open the stores themselves
-    from serve.inprocess import build_agent
-
-    out: dict[str, Any] = {"corpus": [str(p) for p in args.corpus], "n_docs": index.manifest["n_docs"],
-                           "n_chunks": index.manifest["n_chunks"], "embedding": index.manifest["embedding"],
-                           "answer": base.answer.model_dump(), "splits": {}}
     runs: dict[str, list[dict[str, Any]]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config(args.config, [
-            *args.overrides, f"stores.graph.path={index_path}/graph.sqlite", f"stores.vector.path={index_path}/qdrant",
-            "stores.vector.collection=chunks", f"app.path={tmp}/app.sqlite", "gaps.enabled=false",
-        ])
-        built = build_agent(cfg)
+    with corpus_agent(args.corpus, args.config, args.overrides) as (cfg, manifest, agent):
+        out: dict[str, Any] = {"corpus": [str(p) for p in args.corpus], "n_docs": manifest["n_docs"],
+                               "n_chunks": manifest["n_chunks"], "embedding": manifest["embedding"],
+                               "answer": base.answer.model_dump(), "splits": {}}
         judge = make_judge(cfg, args.judge) if args.judge else None
         if judge is not None:
             out["judge"] = judge.name
-        try:
-            for split, queries in splits.items():
-                runs[split] = run_questions(built.agent, queries, judge)
-                out["splits"][split] = summarise_split(runs[split])
-        finally:
-            built.close()
+        for split, queries in splits.items():
+            runs[split] = run_questions(agent, queries, judge)
+            out["splits"][split] = summarise_split(runs[split])
         if judge is not None:
             out["judge_failures"] = judge.failures
     if args.runs_out:
