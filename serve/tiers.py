@@ -202,6 +202,8 @@ class TierManager:
             "wakes": lc.wakes, "sleeps": lc.sleeps, "wake_s": _summary(lc.wake_s), "sleep_s": _summary(lc.sleep_s),
             "memory_freed_bytes": lc.memory_freed_bytes, "rss_bytes": resident_memory_bytes(),
             "last_error": lc.last_error,
+            # the compiled generator program the engine prompts with (None: the hand-written prompt)
+            "program": getattr(lc.engine, "program_path", None),
         } for name, lc in self._tiers.items()}
 
 

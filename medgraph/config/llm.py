@@ -77,6 +77,9 @@ class GenerativeEngineBase(_EngineBase):
     # citation repair: a sentence without a resolving [N] gets the passage it shares at least this
     # fraction of its content terms with; below it the sentence is dropped
     min_support: float = Field(default=0.5, gt=0.0, le=1.0)
+    # a compiled generator program (JSON, ``python -m medgraph.eval optimise generator``): its messages replace
+    # the hand-written prompt (medgraph/generate/program.py); None: the hand-written prompt
+    program: str | None = None
 
 
 class LlamaCppEngineConfig(GenerativeEngineBase):

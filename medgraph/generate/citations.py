@@ -1,7 +1,7 @@
 """Citation grounding of generated text: every sentence must end up citing passages that exist.
 
-Input: model output (whole or as streamed deltas) and the ``NumberedEvidence`` it was prompted
-with. Output: ``GroundedSentence`` s whose citation numbers resolve to passages, and counts of
+Input: model output (whole or as streamed deltas) and the numbered passage texts it was prompted
+with (``NumberedEvidence.texts``). Output: ``GroundedSentence`` s whose citation numbers resolve to passages, and counts of
 what was done:
 
 - a sentence whose ``[N]`` markers resolve keeps them (markers naming no passage are removed);
@@ -16,12 +16,12 @@ that follows the full stop ("... renal function. [2]"), so streaming and whole a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from medgraph import lang
 from medgraph.embed.lexical import tokenize
-from medgraph.generate.prompt import NumberedEvidence
 from medgraph.lang import LanguagePack
 
 MARKER = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*)\s*\]")
@@ -72,10 +72,11 @@ def support(sentence: str, passage: str) -> float:
     return len(terms & set(tokenize(passage))) / len(terms) if terms else 0.0
 
 
-def ground_sentence(sentence: str, numbered: NumberedEvidence, min_support: float,
+def ground_sentence(sentence: str, texts: Sequence[str], min_support: float,
                     stats: GroundingStats) -> GroundedSentence | None:
+    """``sentence`` grounded in the numbered passages ``texts`` (passage N is ``texts[N - 1]``)."""
     numbers = marker_numbers(sentence)
-    valid = tuple(n for n in numbers if 1 <= n <= len(numbered))
+    valid = tuple(n for n in numbers if 1 <= n <= len(texts))
     stats.unresolved_markers += len(numbers) - len(valid)
     text = strip_markers(sentence)
     if len(text) < _MIN_CHARS or not tokenize(text):
@@ -83,7 +84,7 @@ def ground_sentence(sentence: str, numbered: NumberedEvidence, min_support: floa
     if valid:
         stats.cited += 1
         return GroundedSentence(text, valid, "cited")
-    scores = [support(text, passage) for passage in numbered.texts]
+    scores = [support(text, passage) for passage in texts]
     best = max(range(len(scores)), key=scores.__getitem__) if scores else -1
     if best >= 0 and scores[best] >= min_support:
         stats.repaired += 1
@@ -145,3 +146,12 @@ class SentenceSplitter:
             start = len(buf)
         self.buffer = buf[start:]
         return [s.strip() for s in out if s.strip()]
+
+
+def ground_text(text: str, texts: Sequence[str], min_support: float) -> tuple[list[GroundedSentence], GroundingStats]:
+    """A whole answer grounded sentence by sentence, as the engines ground a stream."""
+    stats = GroundingStats()
+    splitter = SentenceSplitter()
+    kept = [g for s in (*splitter.feed(text), *splitter.flush())
+            if (g := ground_sentence(s, texts, min_support, stats)) is not None]
+    return kept, stats

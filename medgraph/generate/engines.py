@@ -6,7 +6,8 @@ and then the final ``Answer`` (the deltas joined are exactly its ``content``).
 
 - ``ExtractiveEngine`` (kind ``extractive``): the extractive composer; nothing to load or free.
 - ``GroundedEngine`` (kinds ``llamacpp``, ``vllm``, ``openai``): prompts a ``ChatModel`` with the
-  numbered evidence, cuts its output into sentences as it streams, and keeps only sentences whose
+  numbered evidence (the hand-written prompt, or the messages of the tier's compiled generator
+  program: ``medgraph.generate.program``), cuts its output into sentences as it streams, and keeps only sentences whose
   citations resolve or can be repaired (``medgraph.generate.citations``); citation numbers are
   renumbered 1..k in order of first use. With no usable evidence or no grounded sentence left it
   refuses. ``generate`` is the collected ``stream``, so streamed and whole answers are identical.
@@ -29,6 +30,14 @@ from medgraph.embed.base import Embedder
 from medgraph.generate.base import Answer, Citation, disclaimer, refusal
 from medgraph.generate.citations import GroundedSentence, GroundingStats, SentenceSplitter, ground_sentence
 from medgraph.generate.extractive import ExtractiveComposer
+from medgraph.generate.program import (
+    STOP,
+    AnswerField,
+    GeneratorProgram,
+    is_no_answer,
+    load_generator,
+    program_messages,
+)
 from medgraph.generate.prompt import NumberedEvidence, build_messages, number_evidence
 from medgraph.llm.base import ChatModel, ChatParams, Message, ModelUnavailable
 from medgraph.retrieve.types import Candidate, QueryAnalysis
@@ -95,13 +104,23 @@ class ExtractiveEngine:
 
 
 class GroundedEngine:
-    def __init__(self, model: ChatModel, cfg: GenerativeEngineBase, answer_cfg: AnswerConfig, kind: str) -> None:
+    """``program``: a compiled generator program whose messages replace the hand-written prompt."""
+
+    def __init__(self, model: ChatModel, cfg: GenerativeEngineBase, answer_cfg: AnswerConfig, kind: str,
+                 program: GeneratorProgram | None = None) -> None:
         self.model, self.cfg, self.answer_cfg, self.kind = model, cfg, answer_cfg, kind
-        self.params = ChatParams(max_tokens=cfg.max_tokens, temperature=cfg.temperature)
+        self.program = program
+        stop = (STOP,) if program is not None else ()
+        self.params = ChatParams(max_tokens=cfg.max_tokens, temperature=cfg.temperature, stop=stop)
 
     @property
     def name(self) -> str:
         return self.model.name
+
+    @property
+    def program_path(self) -> str | None:
+        """The compiled generator program's file, when the engine prompts with one."""
+        return self.cfg.program if self.program is not None else None
 
     def sleep(self) -> None:
         self.model.sleep()
@@ -136,9 +155,15 @@ class GroundedEngine:
             return
         composer = _Composer(numbered, self.cfg.min_support)
         splitter = SentenceSplitter()
-        for delta in self.model.stream(build_messages(question, lang, numbered), self.params):
-            for sentence in splitter.feed(delta):
+        if self.program is None:
+            messages, field = build_messages(question, lang, numbered), None
+        else:
+            messages, field = program_messages(self.program, question, lang, numbered), AnswerField()
+        for delta in self.model.stream(messages, self.params):
+            for sentence in splitter.feed(field.feed(delta) if field is not None else delta):
                 yield from composer.add(sentence)
+        for sentence in splitter.feed(field.flush()) if field is not None else ():
+            yield from composer.add(sentence)
         for sentence in splitter.flush():
             yield from composer.add(sentence)
         if not composer.kept:
@@ -167,7 +192,9 @@ class _Composer:
         self.pieces: list[str] = []
 
     def add(self, sentence: str) -> Iterator[str]:
-        grounded = ground_sentence(sentence, self.numbered, self.min_support, self.stats)
+        if is_no_answer(sentence):
+            return  # the program's refusal token: no sentence
+        grounded = ground_sentence(sentence, self.numbered.texts, self.min_support, self.stats)
         if grounded is None:
             return
         for p in grounded.passages:
@@ -197,9 +224,10 @@ def make_engine(cfg: EngineConfig, answer_cfg: AnswerConfig, model: ChatModel | 
     ``embedder`` the extractive composer's sentence embedder (``answer.sentence_dense``)."""
     if isinstance(cfg, ExtractiveEngineConfig):
         return ExtractiveEngine(answer_cfg, embedder if answer_cfg.sentence_dense != "off" else None)
+    program = load_generator(cfg.program) if cfg.program else None  # a bad file fails the start, not a request
     if model is None:
         model = _make_model(cfg)
-    return GroundedEngine(model, cfg, answer_cfg, cfg.kind)
+    return GroundedEngine(model, cfg, answer_cfg, cfg.kind, program)
 
 
 def _make_model(cfg: EngineConfig) -> ChatModel:

@@ -48,12 +48,23 @@ def number_evidence(evidence: list[Candidate], max_passages: int, max_chars: int
     return NumberedEvidence(tuple(usable), texts)
 
 
-def build_messages(question: str, language: str, numbered: NumberedEvidence) -> list[Message]:
-    strings = lang.get_or_pivot(language).answer
-    passages = []
+def passage_lines(numbered: NumberedEvidence) -> list[str]:
+    """One line per passage as the model sees it: ``[N] title: text``."""
+    lines = []
     for n, (cand, text) in enumerate(zip(numbered.candidates, numbered.texts, strict=True), start=1):
         title = cand.chunk.title if cand.chunk is not None and cand.chunk.title else ""
-        passages.append(f"[{n}] {title + ': ' if title else ''}{text}")
+        lines.append(f"[{n}] {title + ': ' if title else ''}{text}")
+    return lines
+
+
+def build_messages(question: str, language: str, numbered: NumberedEvidence) -> list[Message]:
+    """The hand-written prompt: the language pack's instructions, the passages, the question."""
+    return prompt_messages(question, language, passage_lines(numbered))
+
+
+def prompt_messages(question: str, language: str, passages: list[str]) -> list[Message]:
+    """The hand-written prompt over passage lines (``passage_lines``)."""
+    strings = lang.get_or_pivot(language).answer
     user = (f"{strings.evidence_label}:\n" + "\n".join(passages) +
             f"\n\n{strings.question_label}: {question}\n{strings.answer_label}:")
     return [{"role": "system", "content": strings.instructions}, {"role": "user", "content": user}]

@@ -10,7 +10,8 @@ in one layer may import each other, but never in a circle between files):
     serve, jobs                        the Ray Serve application and the Ray Data jobs
     medgraph.assemble                  builds the parts from the config (for serve, eval, benchmarks)
     medgraph.agent
-    medgraph.community, medgraph.literature, medgraph.synthetic (synthetic QA from the built graph)
+    medgraph.community, medgraph.literature, medgraph.synthetic (synthetic QA from the built graph),
+                                       medgraph.optimise (GEPA over the DSPy programs)
     medgraph.retrieve, medgraph.route, medgraph.generate
     medgraph.index, medgraph.memory, medgraph.auth, medgraph.llm
     medgraph.stores
@@ -39,7 +40,7 @@ LAYERS: list[set[str]] = [
     {"serve", "jobs"},
     {"medgraph.assemble"},
     {"medgraph.agent"},
-    {"medgraph.community", "medgraph.literature", "medgraph.synthetic"},
+    {"medgraph.community", "medgraph.literature", "medgraph.synthetic", "medgraph.optimise"},
     {"medgraph.retrieve", "medgraph.route", "medgraph.generate"},
     {"medgraph.index", "medgraph.memory", "medgraph.auth", "medgraph.llm"},
     {"medgraph.stores"},
