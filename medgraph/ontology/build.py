@@ -109,23 +109,54 @@ class _Acc:
         else:
             rank = RANK_NAME if row.kind == "name" else RANK_SYNONYM
             per_lang = self.names[row.mesh_id].setdefault(row.lang, {})
-            per_lang[row.value] = min(rank, per_lang.get(row.value, rank))
+            # an English heading or entry term in MeSH's inverted form ("Body, Fat") is read as it is
+            # written in text ("Fat Body"): read literally it is another phrase ("body fat")
+            term = uninvert(row.value) if row.lang == lang.PIVOT else row.value
+            per_lang[term] = min(rank, per_lang.get(term, rank))
             if rank == RANK_NAME and row.lang == lang.PIVOT:
-                self.preferred.setdefault(row.mesh_id, row.value)
+                self.preferred.setdefault(row.mesh_id, row.value)  # the heading as MeSH writes it
 
 
-EnglishKeys = tuple[dict[str, set[str]], dict[str, set[str]]]
+# MeSH's inverted form: two or three comma-separated parts of words only (letters, spaces, hyphens,
+# apostrophes; a part with a digit or a bracket is a chemical name or a qualifier, left as it is)
+_INVERTED = re.compile(r"[A-Za-z][A-Za-z' -]*(?:, [A-Za-z][A-Za-z' -]*){1,2}")
+
+
+def uninvert(term: str) -> str:
+    """A MeSH heading or entry term in inverted form as text writes it: "Body, Fat" → "Fat Body",
+    "Leukemia, Myeloid, Acute" → "Acute Myeloid Leukemia"; any other term unchanged."""
+    if _INVERTED.fullmatch(term) is None:
+        return term
+    parts = [p.strip() for p in term.split(",")]
+    return " ".join(reversed(parts)) if all(parts) else term
+
+
+EnglishKeys = tuple[dict[str, set[str]], dict[str, set[str]], dict[str, set[str]]]
 
 
 def _english_keys(acc: _Acc) -> EnglishKeys:
-    """``match_key`` and ``norm_key`` of every English name / entry term → descriptor IDs."""
+    """``match_key``, ``norm_key`` and ordered ``norm_key`` of every English name / entry term →
+    descriptor IDs (MeSH's inverted terms are read uninverted already: ``uninvert``)."""
     exact: dict[str, set[str]] = defaultdict(set)
     norm: dict[str, set[str]] = defaultdict(set)
+    ordered: dict[str, set[str]] = defaultdict(set)
     for mesh_id, per_lang in acc.names.items():
         for term in per_lang.get(lang.PIVOT, {}):
             exact[match_key(term)].add(mesh_id)
             norm[norm_key(term)].add(mesh_id)
-    return exact, norm
+            ordered[norm_key(term, ordered=True)].add(mesh_id)
+    return exact, norm, ordered
+
+
+def _norm_ids(form: str, english: EnglishKeys) -> set[str]:
+    """The descriptors a translation's normalised key names. Word order is ignored only where the
+    form has a function word ("loss of hair" is Hair Loss); two bare nouns keep their order ("body
+    fat" is not Fat Body)."""
+    _, norm, ordered = english
+    key = norm_key(form, ordered=True)
+    if len(key.split()) == len(match_key(form).split()):  # no function word dropped
+        return ordered.get(key) or set()
+    return norm.get(norm_key(form)) or set()
 
 
 _FORMULATION = re.compile(
@@ -144,11 +175,11 @@ def _english_forms(english: str) -> list[str]:
     return [english, stripped] if stripped and stripped.lower() != english.lower() else [english]
 
 
-def _lookup(english: str, exact: dict[str, set[str]], norm: dict[str, set[str]]) -> set[str]:
-    for form in _english_forms(english):
-        ids = exact.get(match_key(form)) or set()
+def _lookup(english: str, keys: EnglishKeys) -> set[str]:
+    for form in _english_forms(uninvert(english)):
+        ids = keys[0].get(match_key(form)) or set()
         if len(ids) != 1:
-            ids = norm.get(norm_key(form)) or set()
+            ids = _norm_ids(form, keys)
         if ids:
             return ids
     return set()
@@ -158,12 +189,12 @@ def join_translations(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, in
     """Attach each translated term to the one descriptor its English name names; counts per language."""
     if not acc.via_en:
         return {}
-    exact, norm = english
+    keys = english
     stats: dict[str, Counter[str]] = defaultdict(Counter)
     joined: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for language, term, english in acc.via_en:
         stats[language]["pairs"] += 1
-        ids = _lookup(english, exact, norm)
+        ids = _lookup(english, keys)
         if len(ids) != 1:
             stats[language]["ambiguous" if ids else "unmatched"] += 1
             continue
@@ -186,17 +217,16 @@ _DICTIONARY_TREES = ("A", "B", "C", "D", "E", "F", "G", "M", "N")
 _NORM_PENALTY = 500  # within one rank, an exact English match reads before a normalised one
 
 
-def _dictionary_reading(
-    english: str, exact: dict[str, set[str]], norm: dict[str, set[str]] | None
-) -> tuple[set[str], int]:
+def _dictionary_reading(english: str, keys: EnglishKeys, exact_only: bool) -> tuple[set[str], int]:
     """The descriptors an English translation names, and the rank penalty of how it matched
-    (``norm=None``: exact matches only)."""
-    for form in _english_forms(english):
-        ids = exact.get(match_key(form)) or set()
+    (``exact_only``: exact matches only)."""
+    forms = _english_forms(uninvert(english))
+    for form in forms:
+        ids = keys[0].get(match_key(form)) or set()
         if len(ids) == 1:
             return ids, 0
-    for form in _english_forms(english) if norm is not None else ():
-        ids = norm.get(norm_key(form)) or set()
+    for form in forms if not exact_only else ():
+        ids = _norm_ids(form, keys)
         if ids:
             return ids, _NORM_PENALTY
     return set(), 0
@@ -207,11 +237,10 @@ def _best_readings(
 ) -> dict[tuple[str, str], set[str]]:
     """(language, term) → the descriptors of the term's best-ranked reading that names one descriptor of
     a medical branch (more than one: a tie between readings)."""
-    exact, norm = english[0], None if exact_only else english[1]
     best: dict[tuple[str, str], tuple[int, set[str]]] = {}
     for language, term, translation, rank in pairs:
         stats[language]["pairs"] += 1
-        ids, penalty = _dictionary_reading(translation, exact, norm)
+        ids, penalty = _dictionary_reading(translation, english, exact_only)
         if len(ids) != 1:
             stats[language]["unmatched"] += 1
             continue

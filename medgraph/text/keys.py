@@ -192,14 +192,15 @@ def plural(token: str) -> str:
 
 
 @lru_cache(maxsize=200_000)
-def norm_key(term: str) -> str:
-    """Word-order-, plural-, spelling- and punctuation-insensitive key of a term."""
+def norm_key(term: str, ordered: bool = False) -> str:
+    """Word-order-, plural-, spelling- and punctuation-insensitive key of a term (``ordered``: word
+    order kept, "body fat" is not "fat body")."""
     key = match_key(term)
     if key.isascii():
         for pattern, repl in _SPELLING:
             key = pattern.sub(repl, key)
     tokens = [singular(t) for t in key.split() if t not in _FUNCTION_WORDS]
-    return " ".join(sorted(tokens)) if tokens else key
+    return " ".join(tokens if ordered else sorted(tokens)) if tokens else key
 
 
 def _one_to_one(ch: str) -> bool:

@@ -206,3 +206,37 @@ def test_the_debian_dictionary_gives_german_names(full_vocab: Vocabulary) -> Non
     for word, name in (("Harnstoff", "Urea"), ("Ratten", "Rats"), ("Mäusen", "Mice")):  # Mäusen: dative plural
         hit = linker.link(word, "de")
         assert (vocab.entities[hit.mesh_id].name, hit.method) == (name, "general")
+
+
+def test_inverted_mesh_terms_read_as_written_and_joins_keep_word_order(tmp_path: Path) -> None:
+    """MeSH's inverted entry term "Body, Fat" (of Fat Body, an insect organ) is the phrase "fat body",
+    not "body fat": English text saying "body fat" does not link to it, and neither does Ding's
+    "Körperfett; Fett [anat.] :: body fat; fat", whose German words join to Fats by "fat" (a
+    normalised join keeps word order); the heading keeps the form MeSH writes."""
+    from medgraph.ontology.build import uninvert
+    from medgraph.text.keys import norm_key
+
+    assert uninvert("Body, Fat") == "Fat Body" and uninvert("Leukemia, Myeloid, Acute") == "Acute Myeloid Leukemia"
+    assert uninvert("Fat Body") == "Fat Body" and uninvert("Vitamin B 12, Deficiency") == "Vitamin B 12, Deficiency"
+    assert uninvert("1,2-Dipalmitoylphosphatidylcholine") == "1,2-Dipalmitoylphosphatidylcholine"
+    assert norm_key("body fats") == norm_key("fat body") and norm_key("body fats", ordered=True) != norm_key("fat body", ordered=True)
+    fat_body, fats, carcinoma = "D005216", "D005223", "D002294"
+    (tmp_path / "entry_terms.tsv").write_text(
+        f"{fat_body}\tFat Body\tBodies, Fat|Body, Fat|Fat Bodies\n{fats}\tFats\t\n"
+        f"{carcinoma}\tCarcinoma, Squamous Cell\tCarcinomas, Squamous Cell\n", encoding="utf-8")
+    (tmp_path / "trees.tsv").write_text(
+        f"mesh_id\tmesh_tree_number\n{fat_body}\tA13.869.106.500\n{fats}\tD10.212\n{carcinoma}\tC04.557.470.200.400.888\n",
+        encoding="utf-8")
+    (tmp_path / "de-en").write_text("Körperfett {n}; Fett {n} [anat.] :: body fat; fat\n", encoding="utf-8")
+    s = VocabularySource
+    vocab = build_vocabulary(VocabularyConfig(sources=[
+        s(kind="mesh_entry_terms", path=str(tmp_path / "entry_terms.tsv")),
+        s(kind="mesh_tree", path=str(tmp_path / "trees.tsv")),
+        s(kind="ding", path=str(tmp_path / "de-en"))]))
+    assert "Body, Fat" not in vocab.entities[fat_body].names["en"] and "Fat Body" in vocab.entities[fat_body].names["en"]
+    assert {"Körperfett", "Fett"} <= set(vocab.entities[fats].names.get("de", []))
+    assert not vocab.entities[fat_body].names.get("de")
+    assert vocab.entities[carcinoma].name == "Carcinoma, Squamous Cell"  # the heading as MeSH writes it
+    assert "Squamous Cell Carcinoma" in vocab.entities[carcinoma].names["en"]
+    found = GazetteerNER(vocab).find("Body fat was measured, and a squamous cell carcinoma removed.", "en")
+    assert [(m.surface.lower(), m.mesh_id) for m in found] == [("squamous cell carcinoma", carcinoma)]
