@@ -23,6 +23,7 @@ compiled program, its uncompiled start and the hand-written prompt are compared 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,6 +43,7 @@ from medgraph.llm.base import ChatParams, Message
 from medgraph.optimise.gepa import Scored, feedback_metric
 
 ChatFn = Callable[[list[Message], ChatParams], str]
+log = logging.getLogger(__name__)
 
 
 def evidence_example(query_id: str, question: str, language: str, numbered: NumberedEvidence,
@@ -121,7 +123,9 @@ def evaluate_replies(chat: ChatFn, examples: Sequence[dspy.Example], metric: Gen
     failures = 0
     if program is not None:
         params = ChatParams(params.max_tokens, params.temperature, (STOP,), params.seed)
-    for ex in examples:
+    for i, ex in enumerate(examples, 1):
+        if i % 25 == 0:
+            log.info("scored %d/%d replies (%s)", i, len(examples), "program" if program is not None else "prompt")
         if program is None:
             messages = prompt_messages(ex.question, ex.lang, list(ex.lines))
         else:
