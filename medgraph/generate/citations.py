@@ -1,8 +1,8 @@
 """Citation grounding of generated text: every sentence must end up citing passages that exist.
 
 Input: model output (whole or as streamed deltas) and the numbered passage texts it was prompted
-with (``NumberedEvidence.texts``). Output: ``GroundedSentence`` s whose citation numbers resolve to passages, and counts of
-what was done:
+with (``NumberedEvidence.texts``). Output: ``GroundedSentence`` s whose citation numbers resolve to
+passages, and counts of what was done:
 
 - a sentence whose ``[N]`` markers resolve keeps them (markers naming no passage are removed);
 - a sentence with no resolving marker is *repaired* when one passage contains at least

@@ -7,8 +7,8 @@ and then the final ``Answer`` (the deltas joined are exactly its ``content``).
 - ``ExtractiveEngine`` (kind ``extractive``): the extractive composer; nothing to load or free.
 - ``GroundedEngine`` (kinds ``llamacpp``, ``vllm``, ``openai``): prompts a ``ChatModel`` with the
   numbered evidence (the hand-written prompt, or the messages of the tier's compiled generator
-  program: ``medgraph.generate.program``), cuts its output into sentences as it streams, and keeps only sentences whose
-  citations resolve or can be repaired (``medgraph.generate.citations``); citation numbers are
+  program: ``medgraph.generate.program``), cuts its output into sentences as it streams, and keeps
+  only sentences whose citations resolve or can be repaired (``medgraph.generate.citations``); citation numbers are
   renumbered 1..k in order of first use. With no usable evidence or no grounded sentence left it
   refuses. ``generate`` is the collected ``stream``, so streamed and whole answers are identical.
 """
