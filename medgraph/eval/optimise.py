@@ -91,7 +91,7 @@ def _lm(engines: Any, name: str, params: ChatParams) -> dspy.LM:
 
 
 def _write_atomically(compiled: dspy.Module, out: Path, record: dict[str, Any]) -> None:
-    from medgraph.generate.program import meta_path, save_program
+    from medgraph.llm.programs import meta_path, save_program
 
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:

@@ -17,7 +17,6 @@ the engine reads it) it returns ``answer``.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ import dspy
 from medgraph import lang
 from medgraph.generate.prompt import NumberedEvidence, passage_lines
 from medgraph.llm.base import Message
+from medgraph.llm.programs import load_state
 
 NO_ANSWER = "NO_ANSWER"  # the reply that says no passage answers the question
 STOP = "[[ ## completed ## ]]"  # the adapter's end marker: generation stops there
@@ -153,40 +153,8 @@ def is_no_answer(sentence: str) -> bool:
     return re.sub(r"[\W_]+", "", sentence).upper() == NO_ANSWER.replace("_", "")
 
 
-# --- saving and loading -----------------------------------------------------------------------
-
-def save_program(program: dspy.Module, path: str | Path, meta: dict[str, Any] | None = None) -> Path:
-    """The program's state as JSON (``dspy.Module.save``) with ``meta`` beside it (``<path>.meta.json``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    program.save(str(path))
-    if meta is not None:
-        meta_path(path).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
-
-
-def meta_path(path: str | Path) -> Path:
-    path = Path(path)
-    return path.with_name(path.name + ".meta.json")
-
-
-def load_state(program: dspy.Module, path: str | Path, what: str) -> dspy.Module:
-    """``program`` with the compiled state of ``path``; a clear error when the file is unusable."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{what} program not found: {path}")
-    try:
-        json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON {what} program ({exc.msg})") from exc
-    try:
-        program.load(str(path))
-    except Exception as exc:  # noqa: BLE001 - any state mismatch is the file's fault, said plainly
-        raise ValueError(f"{path}: not a {what} program ({type(exc).__name__}: {exc})") from exc
-    return program
-
+# --- saving and loading (medgraph.llm.programs) ---------------------------------------------------
 
 def load_generator(path: str | Path) -> GeneratorProgram:
-    program = load_state(GeneratorProgram(), path, "generator")
-    assert isinstance(program, GeneratorProgram)
-    return program
+    """The compiled generator program at ``path`` (``save_program``)."""
+    return load_state(GeneratorProgram(), path, "generator")

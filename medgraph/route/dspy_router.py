@@ -21,7 +21,6 @@ writes the compiled program as JSON (``router.program`` in the config); ``load_p
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -32,6 +31,8 @@ import dspy
 from medgraph import lang
 from medgraph.lang.sections.dialogue import listing
 from medgraph.llm.base import ChatParams
+from medgraph.llm.programs import load_state
+from medgraph.llm.programs import save_program as save_state
 from medgraph.retrieve.types import QueryAnalysis
 from medgraph.route.rules import RuleRouter, counted_entities, find_constraints
 from medgraph.route.types import CONSTRAINT_KINDS, INTENT_DEPTH, Intent, RouteDecision, entity_score, tier_for
@@ -235,21 +236,9 @@ def compile_program(rows: Iterable[dict[str, Any]],
 
 
 def save_program(program: RouterProgram, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    program.save(str(path))
-    return path
+    return save_state(program, path)
 
 
 def load_program(path: str | Path, reasoning: bool = False) -> RouterProgram:
     """A compiled ``RouterProgram`` from its JSON (``save_program``); a clear error when it is unusable."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"router program not found: {path}")
-    try:
-        json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON router program ({exc.msg})") from exc
-    program = RouterProgram(reasoning)
-    program.load(str(path))
-    return program
+    return load_state(RouterProgram(reasoning), path, "router")

@@ -24,13 +24,12 @@ from medgraph.generate.program import (
     answer_text,
     is_no_answer,
     load_generator,
-    meta_path,
     program_messages,
-    save_program,
 )
 from medgraph.generate.prompt import number_evidence
 from medgraph.llm.base import ChatParams
 from medgraph.llm.dspy_bridge import chat_lm
+from medgraph.llm.programs import meta_path, save_program
 from medgraph.optimise.generator import GeneratorMetric, evaluate_replies, evidence_example, summarise_replies
 from medgraph.optimise.gepa import compile_gepa, config_hash, evaluate, instructions
 from medgraph.optimise.router import RouterMetric, router_examples

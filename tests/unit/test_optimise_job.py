@@ -17,7 +17,8 @@ import pytest
 
 from medgraph.assemble import LocalEngines
 from medgraph.eval.__main__ import main as eval_main
-from medgraph.generate.program import load_generator, meta_path
+from medgraph.generate.program import load_generator
+from medgraph.llm.programs import meta_path
 from medgraph.route.dspy_router import load_program
 from tests.unit.test_eval_answers import CORPUS, FIXTURES, _write
 
