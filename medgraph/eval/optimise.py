@@ -256,11 +256,14 @@ def optimise_generator(cfg: MedGraphConfig, args: Any) -> dict[str, Any]:
                                                                  "left_out": skipped["dev"]},
             "test": file_record(args.test, len(examples["test"])) | {"left_out": skipped["test"]}}
     record = _record(cfg, "generator", args, data, compiled, scores, seconds)
-    _write_atomically(compiled, args.out, record)
     examples_path = args.out.with_name(args.out.name + ".examples.jsonl")
-    examples_path.write_text("".join(json.dumps({"split": split, **example_record(ex)}, ensure_ascii=False) + "\n"
-                                     for split, exs in examples.items() for ex in exs), encoding="utf-8")
-    record["examples"] = str(examples_path)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    staged = examples_path.with_name(examples_path.name + ".partial")
+    staged.write_text("".join(json.dumps({"split": split, **example_record(ex)}, ensure_ascii=False) + "\n"
+                              for split, exs in examples.items() for ex in exs), encoding="utf-8")
+    os.replace(staged, examples_path)
+    record["examples"] = str(examples_path)  # named in the record the program is saved with
+    _write_atomically(compiled, args.out, record)
     return record
 
 

