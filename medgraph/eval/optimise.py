@@ -55,6 +55,7 @@ import dspy
 
 from jobs.cli import finish, job_parser, start_logging
 from medgraph.config import MedGraphConfig, load_config
+from medgraph.config.llm import GenerativeEngineBase
 from medgraph.llm.base import ChatParams
 
 log = logging.getLogger("medgraph.optimise")
@@ -74,12 +75,17 @@ def _scored_splits(args: Any) -> tuple[str, ...]:
     return ("dev", "test") if args.score_dev else ("test",)
 
 
-def _engines(cfg: MedGraphConfig, *names: str) -> None:
+def _engines(cfg: MedGraphConfig, *names: str) -> list[GenerativeEngineBase]:
+    """The configured engines ``names``, each a language model (GEPA runs and reflects with them)."""
+    out: list[GenerativeEngineBase] = []
     for name in names:
         if name not in cfg.tiers.engines:
             raise ValueError(f"no engine {name!r} in tiers.engines; configured: {', '.join(sorted(cfg.tiers.engines))}")
-        if cfg.tiers.engines[name].kind == "extractive":
+        spec = cfg.tiers.engines[name]
+        if not isinstance(spec, GenerativeEngineBase):
             raise ValueError(f"engine {name!r} is the extractive composer: GEPA needs a language model")
+        out.append(spec)
+    return out
 
 
 def _lm(engines: Any, name: str, params: ChatParams) -> dspy.LM:
@@ -216,7 +222,7 @@ def optimise_generator(cfg: MedGraphConfig, args: Any) -> dict[str, Any]:
     )
     from medgraph.optimise.gepa import compile_gepa, file_record
 
-    _engines(cfg, args.student, args.reflection)
+    spec, _ = _engines(cfg, args.student, args.reflection)
     missing = [p for p in [*args.corpus, args.dev, args.test] if not Path(p).is_file()]
     if missing:
         raise ValueError(f"no such file: {', '.join(map(str, missing))}")
@@ -224,7 +230,6 @@ def optimise_generator(cfg: MedGraphConfig, args: Any) -> dict[str, Any]:
                "test": read_answer_queries(args.test, None, args.limit)}
     if {q.text for q in queries["dev"]} & {q.text for q in queries["test"]}:
         raise ValueError("generator: questions in both --dev and --test; they must be different questions")
-    spec = cfg.tiers.engines[args.student]
     examples: dict[str, list[dspy.Example]] = {}
     skipped: dict[str, dict[str, int]] = {}
     with corpus_agent(args.corpus, args.config, args.overrides) as (agent_cfg, _, agent):

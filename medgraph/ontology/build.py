@@ -189,12 +189,11 @@ def join_translations(acc: _Acc, english: EnglishKeys) -> dict[str, dict[str, in
     """Attach each translated term to the one descriptor its English name names; counts per language."""
     if not acc.via_en:
         return {}
-    keys = english
     stats: dict[str, Counter[str]] = defaultdict(Counter)
     joined: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for language, term, english in acc.via_en:
+    for language, term, name in acc.via_en:
         stats[language]["pairs"] += 1
-        ids = _lookup(english, keys)
+        ids = _lookup(name, english)
         if len(ids) != 1:
             stats[language]["ambiguous" if ids else "unmatched"] += 1
             continue

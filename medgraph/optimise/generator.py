@@ -54,11 +54,6 @@ def evidence_example(query_id: str, question: str, language: str, numbered: Numb
                         **program_inputs(question, language, numbered)).with_inputs("evidence", "question", "language")
 
 
-def example_from_record(row: dict[str, Any]) -> dspy.Example:
-    """An example from its saved form (``example_record``)."""
-    return dspy.Example(**row).with_inputs("evidence", "question", "language")
-
-
 def example_record(ex: dspy.Example) -> dict[str, Any]:
     return {k: ex[k] for k in ("id", "lang", "answerable", "gold", "lines", "passages", "evidence", "question",
                                "language")}
@@ -75,10 +70,15 @@ class GeneratorMetric:
         return self.score_text(gold, str(getattr(pred, "answer", "") or ""))
 
     def score_text(self, gold: dspy.Example, text: str) -> dspy.Prediction:
+        """The score and its diagnosis, with what the engine would answer (``refused``,
+        ``cited_gold``, ``citation_precision``: None for a refusal) as extras."""
         passages: list[str] = list(gold.passages)
         kept, stats = ground_text(text, passages, self.min_support)
         kept = [g for g in kept if not is_no_answer(g.text)]
         cited = sorted({p for g in kept for p in g.passages})
+        right = set(gold.gold)
+        served = {"refused": not cited, "cited_gold": bool(right & set(cited)),
+                  "citation_precision": len(right & set(cited)) / len(cited) if cited else None}
         notes = []
         if stats.unresolved_markers:
             notes.append(f"{stats.unresolved_markers} citation(s) name no passage (there are {len(passages)}: "
@@ -87,15 +87,15 @@ class GeneratorMetric:
             notes.append(f"Sentence dropped, no passage supports it: \"{stats.dropped_text[0][:160]}\".")
         if not gold.answerable:
             if not kept:
-                return feedback_metric(1.0, "Right: no passage answers this question, and the reply refused.")
+                return feedback_metric(1.0, "Right: no passage answers this question, and the reply refused.",
+                                       **served)
             return feedback_metric(0.0, "Answered, but no passage answers this question (it asks about something "
                                         f"the passages do not state; it cited {_numbers(cited)}): the reply must be "
-                                        "only NO_ANSWER. " + " ".join(notes))
-        right = set(gold.gold)
+                                        "only NO_ANSWER. " + " ".join(notes), **served)
         if not kept:
             return feedback_metric(0.0, f"Refused or kept no cited sentence, but passage {_numbers(sorted(right))} "
                                         "answers the question: state what it says and end the sentence with its "
-                                        "number. " + " ".join(notes))
+                                        "number. " + " ".join(notes), **served)
         hit = bool(right & set(cited))
         precision = len(right & set(cited)) / len(cited)
         if not hit:
@@ -108,7 +108,8 @@ class GeneratorMetric:
             notes.append(f"{stats.repaired} sentence(s) had no [N] citation and were matched to a passage by their "
                          "words: end every sentence with its [N].")
         score = 0.5 * hit + 0.5 * precision
-        return feedback_metric(score, " ".join(notes) or "Right: every sentence cites the answering passage.")
+        return feedback_metric(score, " ".join(notes) or "Right: every sentence cites the answering passage.",
+                               **served)
 
 
 def _numbers(numbers: Sequence[int]) -> str:
@@ -136,21 +137,12 @@ def evaluate_replies(chat: ChatFn, examples: Sequence[dspy.Example], metric: Gen
             failures += 1
             rows.append({"id": ex.id, "score": 0.0, "feedback": f"the model call failed ({type(exc).__name__})"})
             continue
-        text = answer_text(reply) if program is not None else reply
-        result = metric.score_text(ex, text)
+        result = metric.score_text(ex, answer_text(reply) if program is not None else reply)
         rows.append({"id": ex.id, "lang": ex.lang, "answerable": ex.answerable, "score": float(result.score),
-                     "feedback": str(result.feedback), **citation_scores(ex, text, metric.min_support)})
+                     "feedback": str(result.feedback), "refused": result.refused, "cited_gold": result.cited_gold,
+                     "citation_precision": result.citation_precision})
     score = sum(r["score"] for r in rows) / len(rows) if rows else 0.0
     return Scored(score, len(rows), failures, rows)
-
-
-def citation_scores(ex: dspy.Example, text: str, min_support: float) -> dict[str, Any]:
-    """What the engine would answer: refused, a gold passage cited, citation precision (None: refused)."""
-    kept, _ = ground_text(text, list(ex.passages), min_support)
-    cited = {p for g in kept if not is_no_answer(g.text) for p in g.passages}
-    right = set(ex.gold)
-    return {"refused": not cited, "cited_gold": bool(cited & right),
-            "citation_precision": len(cited & right) / len(cited) if cited else None}
 
 
 def summarise_replies(scored: Scored) -> dict[str, Any]:

@@ -49,9 +49,6 @@ class Scored:
     failures: int
     rows: list[dict[str, Any]] = field(default_factory=list)  # id, score, feedback, and the metric's extras
 
-    def summary(self) -> dict[str, Any]:
-        return {"score": round(self.score, 4), "n": self.n, "failures": self.failures}
-
 
 def adapter() -> dspy.Adapter:
     """The chat adapter the programs run with by default: one LM call, no JSON-adapter second call."""
