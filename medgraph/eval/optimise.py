@@ -213,7 +213,8 @@ def generator_examples(agent: Any, queries: list[Any], spec: Any, min_relevance:
 
 def optimise_generator(cfg: MedGraphConfig, args: Any) -> dict[str, Any]:
     from medgraph.eval.answers import corpus_agent, read_answer_queries
-    from medgraph.generate.program import STOP, AnswerAdapter, GeneratorProgram
+    from medgraph.generate.program import AnswerAdapter, GeneratorProgram
+    from medgraph.generate.reply import STOP
     from medgraph.optimise.generator import (
         GeneratorMetric,
         evaluate_replies,

@@ -16,7 +16,7 @@ and then the final ``Answer`` (the deltas joined are exactly its ``content``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from medgraph.config.llm import (
     EngineConfig,
@@ -30,17 +30,13 @@ from medgraph.embed.base import Embedder
 from medgraph.generate.base import Answer, Citation, disclaimer, refusal
 from medgraph.generate.citations import GroundedSentence, GroundingStats, SentenceSplitter, ground_sentence
 from medgraph.generate.extractive import ExtractiveComposer
-from medgraph.generate.program import (
-    STOP,
-    AnswerField,
-    GeneratorProgram,
-    is_no_answer,
-    load_generator,
-    program_messages,
-)
 from medgraph.generate.prompt import NumberedEvidence, build_messages, number_evidence
+from medgraph.generate.reply import STOP, AnswerField, is_no_answer
 from medgraph.llm.base import ChatModel, ChatParams, Message, ModelUnavailable
 from medgraph.retrieve.types import Candidate, QueryAnalysis
+
+if TYPE_CHECKING:  # DSPy (the llm extra) is imported only for a tier that has a compiled program
+    from medgraph.generate.program import GeneratorProgram
 
 Event = str | Answer  # a text delta, then the final Answer
 SNIPPET_CHARS = 300
@@ -158,6 +154,8 @@ class GroundedEngine:
         if self.program is None:
             messages, field = build_messages(question, lang, numbered), None
         else:
+            from medgraph.generate.program import program_messages
+
             messages, field = program_messages(self.program, question, lang, numbered), AnswerField()
         for delta in self.model.stream(messages, self.params):
             for sentence in splitter.feed(field.feed(delta) if field is not None else delta):
@@ -224,7 +222,11 @@ def make_engine(cfg: EngineConfig, answer_cfg: AnswerConfig, model: ChatModel | 
     ``embedder`` the extractive composer's sentence embedder (``answer.sentence_dense``)."""
     if isinstance(cfg, ExtractiveEngineConfig):
         return ExtractiveEngine(answer_cfg, embedder if answer_cfg.sentence_dense != "off" else None)
-    program = load_generator(cfg.program) if cfg.program else None  # a bad file fails the start, not a request
+    program = None
+    if cfg.program:  # a bad file fails the start, not a request
+        from medgraph.generate.program import load_generator
+
+        program = load_generator(cfg.program)
     if model is None:
         model = _make_model(cfg)
     return GroundedEngine(model, cfg, answer_cfg, cfg.kind, program)

@@ -3,8 +3,8 @@
 Input: the question, its language and the numbered evidence (``NumberedEvidence``). Output: the
 chat messages of the program (``program_messages``: DSPy's ``ChatAdapter`` renders its
 instructions, which GEPA may have rewritten, its demos and the inputs) and, from the model's reply,
-the answer's text (``AnswerField`` drops the adapter's field header as the reply streams and stops
-at the next one). ``GroundedEngine`` (``medgraph.generate.engines``) prompts with these messages
+the answer's text (``medgraph.generate.reply.AnswerField`` drops the adapter's field header as the
+reply streams and stops at the next one). ``GroundedEngine`` (``medgraph.generate.engines``) prompts with these messages
 instead of the hand-written prompt (``medgraph.generate.prompt.build_messages``) when its tier has
 a compiled program (``program:`` in the engine's config, loaded at start); the reply is then
 grounded exactly as the hand-written prompt's is: sentences citing passages that exist are kept,
@@ -13,11 +13,12 @@ a reply that is only ``NO_ANSWER`` (or keeps no grounded sentence) is a refusal.
 ``GeneratorProgram`` is also what ``medgraph.optimise`` compiles with GEPA: called as a DSPy module
 (``program(evidence=..., question=..., language=...)``, with ``AnswerAdapter``: a reply is read as
 the engine reads it) it returns ``answer``.
+
+Needs DSPy (the ``llm`` extra): the engines import this module only for a tier that has a program.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,9 @@ import dspy
 
 from medgraph import lang
 from medgraph.generate.prompt import NumberedEvidence, passage_lines
+from medgraph.generate.reply import answer_text
 from medgraph.llm.base import Message
 from medgraph.llm.programs import load_state
-
-NO_ANSWER = "NO_ANSWER"  # the reply that says no passage answers the question
-STOP = "[[ ## completed ## ]]"  # the adapter's end marker: generation stops there
 
 
 class AnswerFromEvidence(dspy.Signature):  # type: ignore[misc]  # dspy ships no type hints
@@ -76,55 +75,6 @@ def program_messages_for(program: GeneratorProgram, inputs: dict[str, str]) -> l
     return [{"role": m["role"], "content": str(m["content"])} for m in messages]
 
 
-_HEADER = re.compile(r"\s*\[\[\s*##\s*\w+\s*##\s*\]\]\s*")
-
-
-class AnswerField:
-    """The answer field's text out of a streamed ``ChatAdapter`` reply.
-
-    A leading ``[[ ## answer ## ]]`` header is dropped (a reply without one is taken whole), and
-    the text ends at the next ``[[`` (the next field or the end marker). ``feed`` returns what
-    can be passed on now: a trailing ``[`` waits for the next delta (it may start ``[[``).
-    """
-
-    def __init__(self) -> None:
-        self.pending = ""
-        self.started = False
-        self.done = False
-
-    def feed(self, delta: str) -> str:
-        if self.done:
-            return ""
-        self.pending += delta
-        if not self.started:
-            head = self.pending.lstrip()
-            if head.startswith("[["):
-                match = _HEADER.match(self.pending)
-                if match is None:
-                    if "]]" not in head and len(head) < 64:
-                        return ""  # the header is still arriving
-                    self.started = True  # something else in brackets: pass it on as it is
-                else:
-                    self.pending = self.pending[match.end():]
-                    self.started = True
-            elif head in ("", "["):
-                return ""
-            else:
-                self.started = True
-        cut = self.pending.find("[[")
-        if cut >= 0:
-            out, self.pending, self.done = self.pending[:cut], "", True
-            return out
-        keep = 1 if self.pending.endswith("[") else 0
-        out, self.pending = self.pending[:len(self.pending) - keep], self.pending[len(self.pending) - keep:]
-        return out
-
-    def flush(self) -> str:
-        out, self.pending = ("" if self.done else self.pending), ""
-        self.done = True
-        return out
-
-
 class AnswerAdapter(dspy.ChatAdapter):  # type: ignore[misc]
     """DSPy's chat adapter reading a reply as the engine reads it: a reply without the
     ``[[ ## answer ## ]]`` header is the answer as it stands (``answer_text``), so GEPA scores
@@ -140,17 +90,6 @@ class AnswerAdapter(dspy.ChatAdapter):  # type: ignore[misc]
             if list(signature.output_fields) != ["answer"]:
                 raise
             return {"answer": answer_text(completion)}
-
-
-def answer_text(reply: str) -> str:
-    """The answer field of a whole reply (``AnswerField`` over one delta)."""
-    field = AnswerField()
-    return (field.feed(reply) + field.flush()).strip()
-
-
-def is_no_answer(sentence: str) -> bool:
-    """Whether a sentence of the reply is the refusal token (with punctuation or markers around)."""
-    return re.sub(r"[\W_]+", "", sentence).upper() == NO_ANSWER.replace("_", "")
 
 
 # --- saving and loading (medgraph.llm.programs) ---------------------------------------------------

@@ -30,15 +30,9 @@ from typing import Any
 import dspy
 
 from medgraph.generate.citations import ground_text
-from medgraph.generate.program import (
-    STOP,
-    GeneratorProgram,
-    answer_text,
-    is_no_answer,
-    program_inputs,
-    program_messages_for,
-)
+from medgraph.generate.program import GeneratorProgram, program_inputs, program_messages_for
 from medgraph.generate.prompt import NumberedEvidence, passage_lines, prompt_messages
+from medgraph.generate.reply import STOP, answer_text, is_no_answer
 from medgraph.llm.base import ChatParams, Message
 from medgraph.optimise.gepa import Scored, feedback_metric
 

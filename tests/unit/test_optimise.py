@@ -18,15 +18,9 @@ from medgraph.config.llm import LlamaCppEngineConfig
 from medgraph.config.models import AnswerConfig
 from medgraph.generate.citations import ground_text
 from medgraph.generate.engines import GroundedEngine, make_engine
-from medgraph.generate.program import (
-    AnswerField,
-    GeneratorProgram,
-    answer_text,
-    is_no_answer,
-    load_generator,
-    program_messages,
-)
+from medgraph.generate.program import GeneratorProgram, load_generator, program_messages
 from medgraph.generate.prompt import number_evidence
+from medgraph.generate.reply import AnswerField, answer_text, is_no_answer
 from medgraph.llm.base import ChatParams
 from medgraph.llm.dspy_bridge import chat_lm
 from medgraph.llm.programs import meta_path, save_program
