@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "retrieval": ("medgraph.eval.retrieval", "retrieval paths, fusion and reranking vs bm25s on a corpus"),
     "answers": ("medgraph.eval.answers", "end-to-end answers per language: answered / refused, gold citations, ROUGE-L"),
     "optimise": ("medgraph.eval.optimise", "GEPA-compiled router / generator programs, scored against their baselines"),
+    "calibrate": ("medgraph.eval.calibrate", "reranker relevance + refusal threshold fitted on saved dev answer runs"),
     "tune": ("medgraph.eval.tuning", "one fusion setting chosen on saved dev runs of several corpora"),
     "convert-pubmedqa": ("medgraph.eval.convert", "PubMedQA ori_pqal.json -> retrieval corpus + queries"),
     "convert-shared": ("medgraph.eval.convert_shared", "German letters + Chinese QA records -> one benchmark corpus"),
