@@ -11,6 +11,8 @@ so a repeated question skips it: by default in this process (LRU of ``cache_size
 Redis, shared by every analyzer replica). ``hits`` counts answers from the cache, ``misses``
 analyses computed. In a Chinese question, a mention that starts or ends inside a word of the
 glossary's segmentation is dropped (流感 "influenza" inside 分流感染, "shunt infection").
+A German or Chinese question's English translation is linked as well (``bridged``): what its words
+name in English, for the reranker's entity feature over English passages.
 """
 
 from __future__ import annotations
@@ -65,8 +67,12 @@ class QueryAnalyzer:
         translations = [(t, x) for t in targets if (x := self.translator.translate(linked, t))]
         names = tuple((mesh_id, t, name) for mesh_id in linked.entity_ids
                       for t in dict.fromkeys((language, *targets)) for name in self.translator.names(mesh_id, t))
+        english = next((x.text for t, x in translations if t == lang.PIVOT), "") if language != lang.PIVOT else ""
+        bridged = tuple(dict.fromkeys(m.mesh_id for m in self.extractor.extract(english, lang.PIVOT) if m.mesh_id)) \
+            if english else ()
         analysis = QueryAnalysis(text, language, linked.mentions, tuple((t, x.text) for t, x in translations),
-                                 entity_names=names, glosses=tuple((t, x.groups) for t, x in translations))
+                                 entity_names=names, glosses=tuple((t, x.groups) for t, x in translations),
+                                 bridged=bridged)
         with self._lock:
             self.misses += 1
         self.cache.put(key, analysis)

@@ -246,6 +246,7 @@ class Retriever:
         glossed = {lang: [[set(tokenize(alt, language=lang)) for alt, _ in group] for group in groups]
                    for lang, groups in analysis.glosses}
         seeds = set(analysis.entity_ids)  # the question's own entities, not its seed bias
+        bridged = set(analysis.bridged)
         best_ppr = max((c.path_scores.get("ppr", 0.0) for c in cands), default=0.0) or 1.0
         best_rrf = max((c.score for c in cands), default=0.0) or 1.0
         for cand in cands:
@@ -259,7 +260,8 @@ class Retriever:
                 if q_vec is not None and vec is not None else 0.0,
                 "lexical": max(_lexical_overlap(term_sets, parent_terms),
                                _gloss_coverage(glossed.get(language or "", []), parent_terms)),
-                "entity": len(seeds & mentions.get(cand.chunk_id, set())) / len(seeds) if seeds else 0.0,
+                "entity": max(len(seeds & mentions.get(cand.chunk_id, set())) / len(seeds) if seeds else 0.0,
+                              len(bridged & mentions.get(cand.chunk_id, set())) / len(bridged) if bridged else 0.0),
                 "ppr": cand.path_scores.get("ppr", 0.0) / best_ppr,
                 "rrf": cand.score / best_rrf,
                 "cross_lingual": float(cand.chunk is not None and cand.chunk.language != analysis.language),

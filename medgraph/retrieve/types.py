@@ -31,6 +31,9 @@ class QueryAnalysis:
     # carries it): the answer step reuses it rather than embed the question again. Not compared,
     # not in ``to_dict``: the same question with or without it is the same analysis.
     query_dense: tuple[float, ...] = field(default=(), compare=False, repr=False)
+    # MeSH IDs linked in the question's English translation (a German or Chinese question): what
+    # its words name in English where its own words link nothing (Fournier坏疽 -> "Fournier Gangrene")
+    bridged: tuple[str, ...] = ()
 
     def glosses_in(self, language: str) -> GlossGroups:
         """The gloss groups of the translation into ``language`` (() when there is none)."""
@@ -72,6 +75,7 @@ class QueryAnalysis:
             "seed_bias": [list(s) for s in self.seed_bias],
             "entity_names": [list(n) for n in self.entity_names],
             "glosses": [[lang, [[list(alt) for alt in group] for group in groups]] for lang, groups in self.glosses],
+            "bridged": list(self.bridged),
         }
 
     @classmethod
@@ -84,6 +88,7 @@ class QueryAnalysis:
             tuple((str(a), str(b), str(c)) for a, b, c in data.get("entity_names", ())),
             tuple((str(lang), tuple(tuple((str(t), float(w)) for t, w in group) for group in groups))
                   for lang, groups in data.get("glosses", ())),
+            bridged=tuple(str(m) for m in data.get("bridged", ())),
         )
 
 

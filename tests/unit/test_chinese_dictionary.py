@@ -130,6 +130,18 @@ def test_questions_see_the_words_and_documents_do_not_by_default(vocab: Vocabula
     assert words.for_queries() is not words and words.for_queries().dictionary_compose
 
 
+def test_the_english_translation_of_a_question_is_linked_too(vocab: Vocabulary) -> None:
+    from medgraph.retrieve.types import QueryAnalysis
+
+    analyzer = QueryAnalyzer(EntityExtractor(vocab), 0)
+    text = "建议前往医院就诊"  # 医院 is a word for given spans only: no mention in the question itself
+    analysis = analyzer.analyze(text, "zh")
+    assert analysis.mentions == () and dict(analysis.translations)["en"] == "Hospitals"
+    assert analysis.bridged == (HOSPITALS,)  # ... but its English translation names Hospitals
+    assert QueryAnalysis.from_dict(analysis.to_dict()) == analysis  # kept by the analysis cache
+    assert analyzer.analyze("ovary", "en").bridged == ()  # an English question has no such bridge
+
+
 def test_the_gazetteer_matches_words_on_word_boundaries_when_asked(vocab: Vocabulary) -> None:
     assert _found(GazetteerNER(vocab), "检查发现卵巢有肿块") == []  # not in corpus text by default
     ner = GazetteerNER(vocab, NerConfig(chinese_words=True))

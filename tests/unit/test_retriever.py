@@ -131,3 +131,26 @@ def test_ppr_path_needs_the_configured_number_of_question_entities() -> None:
     assert retriever.search_path("ppr", analysis("D1"), 5) == [] and graph.calls == []
     retriever.search_path("ppr", analysis("D1", "D2"), 5)
     assert graph.calls == [{"D1": 1.0, "D2": 1.0}]
+
+
+def test_the_entity_feature_counts_what_the_english_translation_links(index: tuple[EvalIndex, object]) -> None:
+    """A German or Chinese question whose own words link nothing still has entities: those its
+    English translation names (``QueryAnalysis.bridged``); a passage naming them scores on them."""
+    from medgraph.retrieve.types import Candidate
+
+    idx, cfg = index
+    retriever = Retriever(cfg.retrieval, idx.graph, idx.vectors, idx.embedder)
+    fever = next(c for c, d in idx.chunk_doc.items() if d == "fever")
+    named = sorted(idx.graph.chunk_entities([fever])[fever])
+    assert named, "the fixture's fever passage names MeSH entities"
+
+    def entity(analysis: QueryAnalysis) -> float:
+        cands = [Candidate(fever, 1.0)]
+        retriever.featurise(analysis, cands)
+        return cands[0].features["entity"]
+
+    question = "Temperaturanstieg nach der Impfung"
+    assert entity(QueryAnalysis(question, "de")) == 0.0
+    assert entity(QueryAnalysis(question, "de", bridged=(named[0],))) == 1.0
+    # a noisy gloss adds an entity the passage lacks: the share, never more than the own words' share
+    assert entity(QueryAnalysis(question, "de", bridged=(named[0], "D999999"))) == 0.5
