@@ -210,9 +210,13 @@ def read_ding_glosses(fh: IO[str], per_word: int = 6) -> Iterator[tuple[str, tup
     """``(German word, English glosses)`` for every one-word German alternative of every entry, all
     parts of speech (``verschlechtern`` → worsen ...): the glossary that translates the words of a
     German question (``medgraph.ontology.glossary``). A word's glosses are those of the senses it is
-    listed in, in file order (Ding lists a word's main sense first), at most ``per_word``; the
-    German side is the word as written (case kept: nouns are capitalised)."""
-    words: dict[str, list[str]] = {}
+    listed in, at most ``per_word``: first those more of its senses give, then in file order (Ding
+    lists a word's main sense first, but a word that is one synonym among several shares a sense's
+    English with the others: "Ausdünstung; Dunst; Dampf; Brodem :: exhalation; effluvium; damp;
+    reek; steam; vapour" comes before "Wasserdampf; Dampf :: steam" and "Dampf :: vapour", and the
+    glosses two senses agree on, steam and vapour, are the word's). The German side is the word as
+    written (case kept: nouns are capitalised)."""
+    words: dict[str, dict[str, list[int]]] = {}  # word -> gloss -> [senses giving it, first position]
     for line in fh:
         if line.startswith("#") or " :: " not in line:
             continue
@@ -229,9 +233,12 @@ def read_ding_glosses(fh: IO[str], per_word: int = 6) -> Iterator[tuple[str, tup
                 word = _REFLEXIVE.sub("", _ARTICLE.sub("", _clean(raw)))
                 if " " in word or len(word) < 2 or not any(c.isalpha() for c in word):
                     continue
-                have = words.setdefault(word, [])
-                for gloss in glosses:
-                    if gloss not in have and len(have) < per_word:
-                        have.append(gloss)
-    for word, glosses in words.items():
-        yield word, tuple(glosses)
+                have = words.setdefault(word, {})
+                for gloss in dict.fromkeys(glosses):
+                    if gloss in have:
+                        have[gloss][0] += 1
+                    else:
+                        have[gloss] = [1, len(have)]
+    for word, have in words.items():
+        ranked = sorted(have.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
+        yield word, tuple(gloss for gloss, _ in ranked[:per_word])

@@ -57,7 +57,7 @@ from medgraph.text.keys import norm_key
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 3  # 2: medical senses read off the vocabulary's names (terminology_senses); 3: Ding alternatives split outside brackets and abbreviation slashes
+FORMAT_VERSION = 4  # 2: medical senses read off the vocabulary's names (terminology_senses); 3: Ding alternatives split outside brackets and abbreviation slashes; 4: a German word's Ding glosses ranked by how many of its senses give them
 FILE_NAME = "glossary.pkl"
 SOURCES = frozenset({"translation_pairs", "babelon", "ding", "cedict"})  # vocabulary source kinds it reads
 REVERSE_GLOSSES = 2  # glosses of a word read backwards (English → German / Chinese)

@@ -50,7 +50,7 @@ RANK_MINED = 2
 # or everyday German words (Operation, Station, Port, Gang), so they are kept out of the indices
 # every language shares and are matched and linked in German text only, through ``german_index``
 RANK_DICTIONARY = 3
-FORMAT_VERSION = 15  # bump when keys, indices or the pickle layout change (12: glossary.pkl beside it; 13: its medical senses; 14: Ding alternatives split outside brackets and slashes; 15: MeSH's inverted English terms read uninverted; a join of two bare nouns keeps their order)
+FORMAT_VERSION = 16  # bump when keys, indices or the pickle layout change (12: glossary.pkl beside it; 13: its medical senses; 14: Ding alternatives split outside brackets and slashes; 15: MeSH's inverted English terms read uninverted; a join of two bare nouns keeps their order; 16: a German word's Ding glosses ranked by how many of its senses give them)
 
 # (surface, lang, mesh_id, rank, mined count)
 Term = tuple[str, str, str, int, int]

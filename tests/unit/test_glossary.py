@@ -51,6 +51,16 @@ def test_ding_glosses_read_every_part_of_speech_in_file_order() -> None:
     assert "Frau" not in words  # a colloquial sense is no gloss
 
 
+def test_a_word_s_glosses_that_several_of_its_senses_give_come_first() -> None:
+    """A word listed as one synonym of a sense shares that sense's English with the others
+    (Dunst, Dampf, Brodem :: exhalation ... steam): the glosses its other senses agree on lead."""
+    with (GLOSSARY / "de-en.txt").open(encoding="utf-8") as fh:
+        words = dict(read_ding_glosses(fh))
+    assert words["Dampf"] == ("steam", "vapour", "exhalation", "effluvium", "damp", "reek")  # six at most
+    assert words["Dunst"] == ("exhalation", "effluvium", "damp", "reek", "steam", "vapour")  # one sense: file order
+    assert words["Wasserdampf"] == ("steam", "water vapour")
+
+
 def test_ding_alternatives_split_outside_brackets_and_abbreviation_slashes() -> None:
     assert split_alternatives("weight /w.; wt/") == ["weight /w.; wt/"]
     assert split_alternatives("to swing {swung; swung}; to oscillate") == ["to swing {swung; swung}", " to oscillate"]
