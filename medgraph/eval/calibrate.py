@@ -16,7 +16,10 @@ decision itself, from the current weights (on all sets, and left one set out).
 
 Why: the relevance is the refusal decision. With hand-set weights the two scorers (same-language,
 cross-lingual) put different meanings on one threshold; fitted as the probability that a passage
-is a gold passage, on questions that include unanswerable ones, both mean the same thing.
+is a gold passage, on questions that include unanswerable ones, both mean the same thing. Measured
+on four dev sets (docs/benchmarks.md), neither the fit nor the search beat the hand-set weights on a
+set left out of the choice, so the shipped config keeps them; the command stays to re-check that
+when the reranker gains a feature.
 
 The fit: one L2-regularised logistic regression per pair type over the features of
 ``medgraph.retrieve.rerank.FEATURES``, label = gold passage; every passage of an unanswerable
@@ -34,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -312,5 +314,5 @@ def main(argv: list[str] | None = None) -> int:
         runs = json.loads(p.read_text(encoding="utf-8"))
         heldout += read_runs(p, "test" if "test" in runs else "dev", floor)
     result = calibrate(questions, current, cfg.answer.min_relevance, args.c, heldout, args.search)
-    print(json.dumps(result, indent=1, ensure_ascii=False, default=lambda v: None if isinstance(v, float) and math.isnan(v) else v))
+    print(json.dumps(result, indent=1, ensure_ascii=False))
     return 0
