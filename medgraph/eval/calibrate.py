@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,8 +122,8 @@ def fit(questions: Sequence[Question], c: float = 1.0) -> Scorer:
     for pair in PAIR_TYPES:
         xs, ys, ws = [], [], []
         for name in sets:
-            rows = [(q.features[q.cross == (pair == "cross")], q.gold[q.cross == (pair == "cross")])
-                    for q in questions if q.set_name == name]
+            wanted = pair == "cross"
+            rows = [(q.features[q.cross == wanted], q.gold[q.cross == wanted]) for q in questions if q.set_name == name]
             x = np.vstack([r[0] for r in rows]) if rows else np.zeros((0, len(FEATURES)))
             if not len(x):
                 continue
@@ -167,18 +167,29 @@ def _rate(values: list[bool]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
-def objective(scorer: Scorer, questions: Sequence[Question], threshold: float) -> float:
+def _group_decisions(scorer: Scorer, questions: Sequence[Question],
+                     threshold: float) -> dict[tuple[str, str], dict[str, list[bool]]]:
+    """``decisions`` per (set, language) group, in sorted order."""
+    return {key: decisions(scorer, qs, threshold) for key, qs in sorted(_groups(questions).items())}
+
+
+def _mean_of_rates(groups: Iterable[dict[str, list[bool]]]) -> float:
     """Mean of (answerable with a usable gold passage) and (unanswerable refused), each the mean
-    over the (set, language) groups that have such questions."""
+    over the groups that have such questions."""
     kept, refused = [], []
-    for qs in _groups(questions).values():
-        d = decisions(scorer, qs, threshold)
+    for d in groups:
         if d["usable"]:
             kept.append(sum(d["usable"]) / len(d["usable"]))
         if d["refused"]:
             refused.append(sum(d["refused"]) / len(d["refused"]))
     parts = [float(np.mean(v)) for v in (kept, refused) if v]
     return float(np.mean(parts)) if parts else 0.0
+
+
+def objective(scorer: Scorer, questions: Sequence[Question], threshold: float) -> float:
+    """Mean of (answerable with a usable gold passage) and (unanswerable refused), each the mean
+    over the (set, language) groups that have such questions."""
+    return _mean_of_rates(_group_decisions(scorer, questions, threshold).values())
 
 
 def choose_threshold(scorer: Scorer, questions: Sequence[Question], grid: Sequence[float] = GRID) -> float:
@@ -191,13 +202,11 @@ def choose_threshold(scorer: Scorer, questions: Sequence[Question], grid: Sequen
 
 def report(scorer: Scorer, questions: Sequence[Question], threshold: float) -> dict[str, Any]:
     """Per set and language: answerable usable / first, unanswerable refused, and the objective."""
-    rows = {}
-    for (name, lang), qs in sorted(_groups(questions).items()):
-        d = decisions(scorer, qs, threshold)
-        rows[f"{name}/{lang}"] = {"answerable": len(d["usable"]), "usable": _rate(d["usable"]),
-                                  "first": _rate(d["first"]), "unanswerable": len(d["refused"]),
-                                  "refused": _rate(d["refused"])}
-    return {"min_relevance": threshold, "objective": round(objective(scorer, questions, threshold), 4), "groups": rows}
+    groups = _group_decisions(scorer, questions, threshold)
+    rows = {f"{name}/{lang}": {"answerable": len(d["usable"]), "usable": _rate(d["usable"]), "first": _rate(d["first"]),
+                               "unanswerable": len(d["refused"]), "refused": _rate(d["refused"])}
+            for (name, lang), d in groups.items()}
+    return {"min_relevance": threshold, "objective": round(_mean_of_rates(groups.values()), 4), "groups": rows}
 
 
 def replay_error(scorer: Scorer, questions: Sequence[Question]) -> float:

@@ -255,13 +255,13 @@ class Retriever:
             language = cand.chunk.language if cand.chunk else None
             parent_terms = self._terms(parent, language)
             vec = vectors.get(cand.chunk_id)
+            named = mentions.get(cand.chunk_id, set())
             cand.features = {
                 "dense": dense_feature(self.embedder, float(np.dot(q_vec, vec)))
                 if q_vec is not None and vec is not None else 0.0,
                 "lexical": max(_lexical_overlap(term_sets, parent_terms),
                                _gloss_coverage(glossed.get(language or "", []), parent_terms)),
-                "entity": max(len(seeds & mentions.get(cand.chunk_id, set())) / len(seeds) if seeds else 0.0,
-                              len(bridged & mentions.get(cand.chunk_id, set())) / len(bridged) if bridged else 0.0),
+                "entity": max(_share(seeds, named), _share(bridged, named)),
                 "ppr": cand.path_scores.get("ppr", 0.0) / best_ppr,
                 "rrf": cand.score / best_rrf,
                 "cross_lingual": float(cand.chunk is not None and cand.chunk.language != analysis.language),
@@ -276,6 +276,11 @@ class Retriever:
             terms = frozenset(tokenize(text, language=language))
             self._parent_terms.put(key, terms)
         return terms
+
+
+def _share(entities: set[str], named: set[str]) -> float:
+    """The share of ``entities`` among the ``named`` ones (0 when there are none to find)."""
+    return len(entities & named) / len(entities) if entities else 0.0
 
 
 def _gloss_coverage(groups: list[list[set[str]]], text_terms: frozenset[str]) -> float:
