@@ -176,7 +176,12 @@ class LiveIngestion:
         from medgraph.literature.gaps import find_gaps
 
         floor = self.cfg.gaps.noise_floor if noise_floor is None else noise_floor
-        return find_gaps(analysis, ranked, self.retriever.served_graph, floor, self.cfg.gaps.max_pairs)
+        gaps = find_gaps(analysis, ranked, self.retriever.served_graph, floor, self.cfg.gaps.max_pairs)
+        # a gap in the served index may be evidence another replica ingested since its last poll:
+        # follow the store first rather than fetch that literature again
+        if any(g.kind == "unconnected" for g in gaps) and self.retriever.follow_store():
+            gaps = find_gaps(analysis, ranked, self.retriever.served_graph, floor, self.cfg.gaps.max_pairs)
+        return gaps
 
     def ingestor(self) -> LiveIngestor:
         """The live ingestor, built once on first use (it loads the vocabulary for NER + linking)."""

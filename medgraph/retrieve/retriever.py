@@ -41,6 +41,7 @@ __all__ = ["QueryVectors", "RetrievalResult", "Retriever"]
 
 QUERY_VECTORS_KEPT = 256  # the latest questions' query vectors, per retriever
 PARENT_TERMS_KEPT = 4096  # the index terms of the latest passages read for the reranker's features
+FOLLOW_TIMEOUT_S = 30.0  # longest follow_store waits for a rebuild (a 10k-document graph builds in seconds)
 
 
 @dataclass
@@ -99,6 +100,18 @@ class Retriever:
             self.ppr_index.refresh(wait=wait)
         else:
             self.graph.ppr({"warm-up": 1.0}, damping=self.cfg.damping, top_k=1)
+
+    def follow_store(self, timeout: float | None = FOLLOW_TIMEOUT_S) -> bool:
+        """Bring the in-process graph index up to the store now, not at its next poll: compare the
+        store's signature and, when another writer (another replica's live ingest) changed it,
+        rebuild and wait for the swap (at most ``timeout`` s). True when a newer index is served.
+        For callers about to act on something missing from the graph (the gap search)."""
+        if self.ppr_index is None:
+            return False  # the store answers itself, always current
+        before = self.ppr_index.state
+        self.ppr_index.check(wait=True, timeout=timeout)
+        after = self.ppr_index.state
+        return after is not None and (before is None or after.generation != before.generation)
 
     def ppr(self, seeds: dict[str, float], top_k: int) -> list[PPRHit]:
         """Top-``top_k`` chunks by PPR from the weighted seeds, on the configured engine."""

@@ -152,3 +152,28 @@ def test_refresh_lets_the_graph_path_see_writes_of_another_store_handle(index: t
     assert retriever.search_path("ppr", analysis, 5) == []  # the cached PPR index predates the write
     retriever.refresh()
     assert _docs(idx, retriever.search_path("ppr", analysis, 5)) == ["pmid-900001"]
+
+
+def test_a_gap_is_reported_only_after_the_index_followed_the_store(index: tuple[EvalIndex, Any]) -> None:
+    """Another replica's ingest lands in the shared store between this replica's polls: the gap
+    search checks the store before asking for literature that is already there."""
+    from serve.services import LiveIngestion
+
+    idx, cfg = index
+    retriever = Retriever(cfg.retrieval.model_copy(update={"ppr_refresh_s": 3600.0}), idx.graph, idx.vectors,
+                          idx.embedder)
+    retriever.warm_up()
+    live = LiveIngestion(cfg, idx.graph, idx.vectors, retriever, idx.extractor)
+    analysis = QueryAnalyzer(idx.extractor, 0).analyze("Is fever a sign of myocardial infarction?", "en")
+    ranked = retriever.retrieve(analysis).candidates
+    (gap,) = live.find_gaps(analysis, ranked)
+    assert gap.kind == "unconnected" and gap.mesh_ids == (FEVER, MI)
+    assert not retriever.follow_store()  # nothing written: the served index stays
+    record = LiteratureRecord("pmid-900002", "Fever after myocardial infarction",
+                              "Fever after myocardial infarction predicted a larger infarct.", pmid="900002")
+    LiveIngestor(cfg, idx.graph, idx.vectors, idx.extractor, idx.embedder).ingest([record])  # not via `live`
+    generation = retriever.ppr_index.state.generation
+    assert not retriever.served_graph.connecting_evidence(FEVER, MI).connected  # the next poll is an hour away
+    assert live.find_gaps(analysis, ranked) == []
+    assert retriever.ppr_index.state.generation == generation + 1
+    assert retriever.served_graph.connecting_evidence(FEVER, MI).connected
