@@ -326,7 +326,7 @@ async def hops(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     if plan is None or not plan.multi_hop:
         return {"hops": []}
     write = _writer()
-    done = await run_hops(plan, state["language"], state["analysis"].entity_ids, _hop_tools(state, deps),
+    done = await run_hops(plan, state["language"], state["analysis"].named_ids, _hop_tools(state, deps),
                           hop_settings(deps.settings), on_hop=lambda hop: write({"hop": hop.to_dict()}))
     return {"hops": done}
 
@@ -407,7 +407,7 @@ async def rehop(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     n, hopped = _retry_from(state, deps), state["hops"]
     assert n is not None
     tools, settings, retries = _hop_tools(state, deps), hop_settings(deps.settings), state.get("rehops", 0) + 1
-    exclude = set(state["analysis"].entity_ids)
+    exclude = set(state["analysis"].named_ids)
     await answer_hop(hopped[n - 1], exclude, state["language"], tools, settings, skip=retries)
     write = _writer()
     await continue_hops(state["plan"], hopped, n, state["language"], exclude, tools, settings,

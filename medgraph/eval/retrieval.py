@@ -358,7 +358,7 @@ def decomposed(parts: QueryParts, cfg: MedGraphConfig, q: EvalQuery, analysis: A
     plan = parts.planner.plan(q.text, q.language)
     if not plan.multi_hop:
         return fused
-    hops = asyncio.run(run_hops(plan, q.language, analysis.entity_ids, HopTools.local(parts.analyzer, parts.retriever),
+    hops = asyncio.run(run_hops(plan, q.language, analysis.named_ids, HopTools.local(parts.analyzer, parts.retriever),
                                 hop_settings(agent_settings(cfg))))
     return merge(fused, hops, cfg.retrieval.rrf_k, cfg.agent.hop_weight)
 

@@ -157,12 +157,23 @@ def balanced(lists: list[list[Any]], limit: int) -> list[Any]:
     mean score of its own language's list: a multilingual model scores passages in the question's
     own language higher whatever they say (a Chinese question's cosines to Chinese passages sit
     about 0.07 above those to English ones), so a raw merge would put the question's language first;
-    centred, each language's best stands out from its own background."""
+    centred, each language's best stands out from its own background.
+
+    A list shorter than ``limit`` is every passage its language has. Its mean is that of a whole
+    small language, not of a best ``limit``: centred on it, the one German passage of an English
+    corpus scored 0, level with the middle of the English best, and was among the dense hits of
+    every question. Such a list is centred on the highest mean of the full lists instead: its hits
+    must stand out from a well-populated language's background. (A few passages in the question's
+    own language keep the model's bias for that language then; without a full list to compare
+    with, each list keeps its own mean.)"""
+    means = [sum(h.score for h in hits) / len(hits) if hits else 0.0 for hits in lists]
+    full = [m for hits, m in zip(lists, means, strict=True) if len(hits) >= limit]
+    ceiling = max(full, default=None)
     scored = []
-    for hits in lists:
-        if hits:
-            mean = sum(h.score for h in hits) / len(hits)
-            scored += [(h.score - mean, h) for h in hits]
+    for hits, mean in zip(lists, means, strict=True):
+        if hits and len(hits) < limit and ceiling is not None:
+            mean = ceiling
+        scored += [(h.score - mean, h) for h in hits]
     scored.sort(key=lambda sh: (-sh[0], sh[1].chunk_id))
     return [h for _, h in scored[:limit]]
 

@@ -66,6 +66,12 @@ class QueryAnalysis:
         """The question's own linked MeSH IDs, in order of mention (no ``seed_bias``)."""
         return list(dict.fromkeys(m.mesh_id for m in self.mentions if m.mesh_id))
 
+    @property
+    def named_ids(self) -> list[str]:
+        """Every MeSH ID the question names, in its own words or its English translation's
+        (``entity_ids`` then ``bridged``): what a sub-answer of the question cannot be."""
+        return list(dict.fromkeys([*self.entity_ids, *self.bridged]))
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (``from_dict`` rebuilds the same analysis)."""
         return {

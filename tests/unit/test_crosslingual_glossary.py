@@ -136,3 +136,9 @@ def test_own_words_search_own_language_passages_and_dense_is_balanced(index: tup
     en = [hit("e1", 0.88, "en"), hit("e2", 0.80, "en"), hit("e3", 0.79, "en")]
     assert [h.chunk_id for h in balanced([zh, en], 4)][0] == "e1"
     assert [h.chunk_id for h in balanced([zh, []], 2)] == ["z1", "z2"]  # one language: its own order
+    # a language with a single passage: centred on its own score it came out level with the middle
+    # of the full list; it must stand out from the full list's background instead
+    en = [hit(f"e{i}", 0.90 - 0.01 * i, "en") for i in range(4)]
+    lone = [hit("d1", 0.84, "de")]
+    assert "d1" not in [h.chunk_id for h in balanced([en, lone], 4)]
+    assert [h.chunk_id for h in balanced([en, [hit("d1", 0.92, "de")]], 4)][0] == "d1"  # unless it does
