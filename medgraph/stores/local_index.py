@@ -25,7 +25,7 @@ sees a half-applied write.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -285,6 +285,11 @@ class LocalVectorIndex:
         fresh = LocalVectorIndex.from_rows([self.chunk_ids[r] for r in rows], [self.payloads[r] for r in rows],
                                            dense_rows, sparse_rows, self.idf, self.generation)
         self.__dict__.update(fresh.__dict__)
+
+    def language_counts(self, languages: Sequence[str]) -> dict[str, int]:
+        """How many live points each of ``languages`` has."""
+        live = self.languages[self.alive[: self.n_rows]]
+        return {language: int(np.count_nonzero(live == language)) for language in languages}
 
     # --- searching ------------------------------------------------------------------------
 

@@ -71,6 +71,7 @@ class VectorStore(Protocol):
     def delete_chunks(self, chunk_ids: list[str]) -> None: ...
     def count(self) -> int: ...
     def count_by_doc(self, doc_id: str) -> int: ...
+    def language_counts(self, languages: Sequence[str]) -> dict[str, int]: ...
     def search_dense(self, vector: Dense, limit: int, language: LanguageFilter = None) -> list[VectorHit]: ...
     def search_sparse(
         self, vector: SparseVector, limit: int, language: LanguageFilter = None
@@ -275,6 +276,17 @@ class QdrantVectorStore:
         flt = models.Filter(must=[_match("doc_id", doc_id)])
         with self._guard("count_by_doc"):
             return int(self.client.count(self.collection, count_filter=flt, exact=True).count)
+
+    def language_counts(self, languages: Sequence[str]) -> dict[str, int]:
+        """How many points each of ``languages`` has (the in-process index's count in local mode)."""
+        if self.search_index:
+            with self._guard("count"):
+                if not self.client.collection_exists(self.collection):
+                    return dict.fromkeys(languages, 0)
+                return self._current_index().language_counts(languages)
+        with self._guard("count"):
+            return {language: int(self.client.count(self.collection, count_filter=_language_filter(language),
+                                                    exact=True).count) for language in languages}
 
     def search_dense(self, vector: Dense, limit: int, language: LanguageFilter = None) -> list[VectorHit]:
         if self.search_index:
