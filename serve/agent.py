@@ -156,8 +156,8 @@ class AgentService:
     async def _retrieve(self, analysis: QueryAnalysis) -> Any:
         return await self._call(self.retriever.retrieve, analysis)
 
-    async def _bridges(self, chunk_ids: list[str], exclude: set[str]) -> list[tuple[str, float]]:
-        return await self._call(self.retriever.bridge_entities, chunk_ids, exclude)  # type: ignore[no-any-return]
+    async def _bridges(self, chunk_ids: list[str], exclude: set[str], kind: str | None) -> list[tuple[str, float]]:
+        return await self._call(self.retriever.bridge_entities, chunk_ids, exclude, kind)  # type: ignore[no-any-return]
 
     async def _entity_name(self, mesh_id: str, language: str) -> str | None:
         return await self._call(self.retriever.entity_name, mesh_id, language)  # type: ignore[no-any-return]

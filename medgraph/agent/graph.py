@@ -169,7 +169,7 @@ class AgentDeps:
     sessions: SessionLog | None = None
     memory: UserMemory | None = None
     planner: Planner | None = None  # None: never multi-hop
-    bridges: Callable[[list[str], set[str]], Awaitable[list[tuple[str, float]]]] | None = None
+    bridges: Callable[[list[str], set[str], str | None], Awaitable[list[tuple[str, float]]]] | None = None
     entity_name: Callable[[str, str], Awaitable[str | None]] | None = None  # (MeSH ID, language)
     mentions: Callable[[list[str]], Awaitable[dict[str, set[str]]]] | None = None  # chunk ID -> MeSH IDs
     settings: AgentSettings = field(default_factory=AgentSettings)
@@ -408,7 +408,8 @@ async def rehop(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     assert n is not None
     tools, settings, retries = _hop_tools(state, deps), hop_settings(deps.settings), state.get("rehops", 0) + 1
     exclude = set(state["analysis"].named_ids)
-    await answer_hop(hopped[n - 1], exclude, state["language"], tools, settings, skip=retries)
+    await answer_hop(hopped[n - 1], exclude, state["language"], tools, settings, skip=retries,
+                     kind=state["plan"].answer_kind(n))
     write = _writer()
     await continue_hops(state["plan"], hopped, n, state["language"], exclude, tools, settings,
                         on_hop=lambda hop: write({"hop": hop.to_dict()}))
@@ -507,8 +508,11 @@ async def _answer_hops(state: AgentState, deps: AgentDeps, hopped: list[Any]) ->
     parts = []
     for hop in hopped:
         # a hop about #N is answered from its passages that name #N's sub-answer, where it has some
+        # and one is usable; a hop whose sub-answer led to no usable passage (``verify``: a wrong
+        # bridge entity) is answered from its own best passages, which its other words found
         top = hop.candidates[: deps.settings.top_k]
-        evidence = [c for c in top if c.chunk_id in set(hop.grounded)] or top
+        grounded = [c for c in top if c.chunk_id in set(hop.grounded)] if hop.supported is not False else []
+        evidence = grounded or top
         answer: Answer | None = None
         async for event in deps.generate(state["route"].tier, hop.text, hop.analysis, evidence):
             answer = event.get("answer", answer)

@@ -52,7 +52,8 @@ class HopTools:
     analyze: Callable[[str, str], Awaitable[QueryAnalysis]]
     # ranked candidates (reranked in the agent) and the analysis as retrieved (its query vector)
     retrieve: Callable[[QueryAnalysis], Awaitable[tuple[list[Candidate], QueryAnalysis]]]
-    bridges: Callable[[list[str], set[str]], Awaitable[list[tuple[str, float]]]]  # Retriever.bridge_entities
+    # Retriever.bridge_entities: (chunk IDs, excluded MeSH IDs, category first or None)
+    bridges: Callable[[list[str], set[str], str | None], Awaitable[list[tuple[str, float]]]]
     name: Callable[[str, str], Awaitable[str | None]]  # (MeSH ID, language) -> its name
     mentions: Callable[[list[str]], Awaitable[dict[str, set[str]]]]  # chunk ID -> MeSH IDs it names
 
@@ -67,8 +68,8 @@ class HopTools:
             result = retriever.retrieve(analysis)
             return result.candidates, result.analysis
 
-        async def bridges(chunk_ids: list[str], exclude: set[str]) -> list[tuple[str, float]]:
-            return retriever.bridge_entities(chunk_ids, exclude)  # type: ignore[no-any-return]
+        async def bridges(chunk_ids: list[str], exclude: set[str], kind: str | None) -> list[tuple[str, float]]:
+            return retriever.bridge_entities(chunk_ids, exclude, kind)  # type: ignore[no-any-return]
 
         async def name(mesh_id: str, language: str) -> str | None:
             return entity_name(retriever.graph.get_entity(mesh_id), language)
@@ -103,7 +104,7 @@ async def continue_hops(plan: Plan, hops: list[Hop], start: int, language: str, 
     for hop, sub in list(zip(hops, plan.hops, strict=True))[start:]:
         await retrieve_hop(hop, sub.refs, hops, language, tools, settings)
         if hop.number in referred:
-            await answer_hop(hop, exclude, language, tools, settings)
+            await answer_hop(hop, exclude, language, tools, settings, kind=plan.answer_kind(hop.number))
         if on_hop is not None:
             on_hop(hop)
 
@@ -133,10 +134,11 @@ async def retrieve_hop(hop: Hop, refs: Sequence[int], hops: list[Hop], language:
 
 
 async def answer_hop(hop: Hop, exclude: set[str], language: str, tools: HopTools, settings: HopSettings,
-                     skip: int = 0) -> None:
+                     skip: int = 0, kind: str | None = None) -> None:
     """The hop's sub-answer: the best bridge entity of its passages (``skip``: pass over that many,
-    when verification found the best one led nowhere)."""
-    ranked = await tools.bridges([c.chunk_id for c in hop.candidates[: settings.passages]], exclude)
+    when verification found the best one led nowhere); ``kind``: the entity category the question
+    says it has ("this drug"), whose entities come first."""
+    ranked = await tools.bridges([c.chunk_id for c in hop.candidates[: settings.passages]], exclude, kind)
     ids = [m for m, _ in ranked][skip:]
     if not ids:
         return

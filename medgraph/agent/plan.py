@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -49,13 +50,23 @@ class SubQuery:
 class Plan:
     kind: str  # single | bridge | comparison
     hops: tuple[SubQuery, ...]
+    # hop N's sub-answer's entity category where the question says it ("this drug" -> Drug: the
+    # pack's ``rewrite.kind_phrases``), by hop number; a hop it does not say is absent
+    answer_kinds: tuple[tuple[int, str], ...] = ()
 
     @property
     def multi_hop(self) -> bool:
         return len(self.hops) > 1
 
+    def answer_kind(self, number: int) -> str | None:
+        """The entity category hop ``number``'s sub-answer must have, when the question says it."""
+        return dict(self.answer_kinds).get(number)
+
     def to_dict(self) -> dict[str, object]:
-        return {"kind": self.kind, "hops": [h.text for h in self.hops]}
+        out: dict[str, object] = {"kind": self.kind, "hops": [h.text for h in self.hops]}
+        if self.answer_kinds:
+            out["answer_kinds"] = {str(n): k for n, k in self.answer_kinds}
+        return out
 
 
 def single(question: str) -> Plan:
@@ -92,22 +103,23 @@ class RulePlanner:
     """The offline planner: patterns over the question's sentences, from the language's pack."""
 
     def plan(self, question: str, language: str) -> Plan:
-        cues = lang.get_or_pivot(language).plan
+        pack = lang.get_or_pivot(language)
         text = " ".join(question.split())
-        return self._bridge(text, cues) or self._comparison(text, cues) or single(question)
+        return self._bridge(text, pack.plan, pack.rewrite.kind_phrases) or self._comparison(text, pack.plan) \
+            or single(question)
 
-    def _bridge(self, text: str, cues: PlanCues) -> Plan | None:
+    def _bridge(self, text: str, cues: PlanCues, kinds: Mapping[str, re.Pattern[str]]) -> Plan | None:
         sentences = _sentences(text)
         # the first sentence after the first that refers back starts the question about #1
         for i in range(1, len(sentences)):
-            hop2 = _refer(" ".join(sentences[i:]), cues)
+            hop2 = _refer(" ".join(sentences[i:]), cues, kinds)
             if hop2 is not None:
-                return _bridge_plan(" ".join(sentences[:i]), hop2)
+                return _bridge_plan(" ".join(sentences[:i]), *hop2)
         lead = cues.lead_clause.match(text) if cues.lead_clause is not None else None
         if lead is None:
             return None
-        hop2 = _refer(lead.group("ask"), cues)
-        return _bridge_plan(lead.group("desc"), hop2) if hop2 is not None else None
+        hop2 = _refer(lead.group("ask"), cues, kinds)
+        return _bridge_plan(lead.group("desc"), *hop2) if hop2 is not None else None
 
     def _comparison(self, text: str, cues: PlanCues) -> Plan | None:
         sentences = _sentences(text)
@@ -123,23 +135,31 @@ class RulePlanner:
         return Plan("comparison", hops)
 
 
-def _bridge_plan(desc: str, hop2: str) -> Plan | None:
-    return Plan("bridge", (SubQuery(desc), SubQuery(hop2))) if len(desc) >= 12 else None
+def _bridge_plan(desc: str, hop2: str, kind: str | None) -> Plan | None:
+    if len(desc) < 12:
+        return None
+    return Plan("bridge", (SubQuery(desc), SubQuery(hop2)), ((1, kind),) if kind else ())
 
 
-def _refer(ask: str, cues: PlanCues) -> str | None:
-    """``ask`` with its first back-reference replaced by ``#1`` (None when it has none)."""
+def _refer(ask: str, cues: PlanCues, kinds: Mapping[str, re.Pattern[str]]) -> tuple[str, str | None] | None:
+    """``ask`` with its first back-reference replaced by ``#1``, and the category the reference
+    names where it is a kind phrase ("this drug": Drug); None when it has no back-reference."""
     there = cues.place.search(ask) if cues.place is not None else None
     ref = cues.reference.search(ask) if cues.reference is not None else None
     prep = cues.reference_after_word.search(ask) if cues.reference_after_word is not None else None
     if prep is not None and (ref is None or prep.start() < ref.start()):  # "with that dye" -> "with #1"
-        return ask[: prep.start(1)] + "#1" + ask[prep.end():]
+        return ask[: prep.start(1)] + "#1" + ask[prep.end():], _kind_at(ask, prep.start(1), kinds)
     if ref is not None:
         # a determiner and its noun ("this drug" -> "#1"), or the determiner alone ("该药物" -> "#1药物")
-        return ask[: ref.start()] + "#1" + ask[ref.end():]
+        return ask[: ref.start()] + "#1" + ask[ref.end():], _kind_at(ask, ref.start(), kinds)
     if there is not None:
-        return ask[: there.start()] + cues.place_reference + ask[there.end():]
+        return ask[: there.start()] + cues.place_reference + ask[there.end():], None
     return None
+
+
+def _kind_at(text: str, start: int, kinds: Mapping[str, re.Pattern[str]]) -> str | None:
+    """The category whose kind phrase starts at ``start`` ("this drug", "dieses Medikaments", "该药")."""
+    return next((kind for kind, rx in kinds.items() if rx.match(text, start)), None)
 
 
 class DSPyPlanner:

@@ -32,6 +32,7 @@ from medgraph.retrieve.paths import PATHS, CommunityCandidates, QueryVectors, Se
 from medgraph.retrieve.ppr import ProcessPPR
 from medgraph.retrieve.served_graph import ServedGraph
 from medgraph.retrieve.types import Candidate, QueryAnalysis
+from medgraph.schemas import Entity
 from medgraph.stores.graph import GraphReader
 from medgraph.stores.vector import VectorStore
 
@@ -42,6 +43,7 @@ __all__ = ["QueryVectors", "RetrievalResult", "Retriever"]
 
 QUERY_VECTORS_KEPT = 256  # the latest questions' query vectors, per retriever
 PARENT_TERMS_KEPT = 4096  # the index terms of the latest passages read for the reranker's features
+BRIDGE_KINDS_READ = 10  # bridge candidates whose category is looked up when the question names one
 LANGUAGE_COUNTS_S = 30.0  # how long the vector store's passages per language are kept (fusion weights)
 FOLLOW_TIMEOUT_S = 30.0  # longest follow_store waits for a rebuild (a 10k-document graph builds in seconds)
 
@@ -167,12 +169,14 @@ class Retriever:
             return lists[path]
         return rrf(lists, self.cfg.rrf_k)[:limit]
 
-    def bridge_entities(self, chunk_ids: list[str], exclude: set[str]) -> list[tuple[str, float]]:
+    def bridge_entities(self, chunk_ids: list[str], exclude: set[str], kind: str | None = None) -> list[tuple[str, float]]:
         """The entities that may join ranked passages ``chunk_ids`` to a second passage, best first:
         those the passages mention, not in ``exclude`` (the question's own), each weighted by
         its passage's rank over how many chunks mention it (a rare entity is a likelier bridge;
         more than ``hop.max_chunks`` is too common to be one). Without the in-process index the
-        chunk counts are unknown and the rank alone weighs."""
+        chunk counts are unknown and the rank alone weighs. ``kind``: an entity category the
+        question says the bridge has ("this drug": Drug); the best ``BRIDGE_KINDS_READ`` are
+        looked up and those of that category come first."""
         votes: dict[str, float] = {}
         mentions = self.graph.chunk_entities(chunk_ids)
         for rank, chunk_id in enumerate(chunk_ids, 1):
@@ -183,7 +187,12 @@ class Retriever:
         else:
             counts = self.ppr_index.chunk_counts(list(votes))
             weights = {m: v / counts[m] for m, v in votes.items() if 0 < counts[m] <= self.cfg.hop.max_chunks}
-        return sorted(weights.items(), key=lambda mw: (-mw[1], mw[0]))
+        ranked = sorted(weights.items(), key=lambda mw: (-mw[1], mw[0]))
+        if kind is None:
+            return ranked
+        head = ranked[:BRIDGE_KINDS_READ]
+        same = [mw for mw in head if _category(self.graph.get_entity(mw[0])) == kind]
+        return same + [mw for mw in ranked if mw not in same]
 
     def expand_sparse(self, query: SparseVector, ranked_chunk_ids: list[str]) -> SparseVector:
         """``query`` plus feedback terms from the stored sparse vectors of the top ranked chunks."""
@@ -342,3 +351,7 @@ def _gloss_coverage(groups: list[list[set[str]]], text_terms: frozenset[str]) ->
 def _lexical_overlap(term_sets: list[set[str]], text_terms: frozenset[str]) -> float:
     """The best share, over the question and its translations, of its terms found in the text."""
     return max((len(q & text_terms) / len(q) for q in term_sets if q), default=0.0)
+
+
+def _category(entity: Entity | None) -> str | None:
+    return entity.category if entity is not None else None

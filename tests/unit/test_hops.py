@@ -64,6 +64,47 @@ def test_a_single_hop_question_stays_one_hop(question: str, language: str) -> No
     assert plan.kind == "single" and not plan.multi_hop and plan.hops[0].text == question
 
 
+@pytest.mark.parametrize(("question", "language", "kind"), [
+    ("One oral anticoagulant cut stroke risk by 62%. How high was mortality after brain bleeding in "
+     "patients taking this drug?", "en", "Drug"),
+    ("Ein Antikoagulans senkte das Schlaganfallrisiko um 62 %. Wie hoch war die Sterblichkeit nach "
+     "Hirnblutung unter diesem Medikament?", "de", "Drug"),
+    ("一种口服抗凝药使卒中风险降低了62%。服用该药物的脑出血患者死亡率如何？", "zh", "Drug"),
+    ("A cohort found one infection spreading in day care centres. How is this disease treated in adults?", "en",
+     "Disease"),
+    ("A review named one vitamin that the gut microbe needs to grow. Which enzyme depends on that vitamin?", "en",
+     None),  # a vitamin: no kind phrase of the pack names it
+])
+def test_the_reference_says_what_kind_of_entity_the_sub_answer_is(question: str, language: str,
+                                                                  kind: str | None) -> None:
+    plan = PLANNER.plan(question, language)
+    assert plan.kind == "bridge" and plan.answer_kind(1) == kind and plan.answer_kind(2) is None
+    assert ("answer_kinds" in plan.to_dict()) == (kind is not None)
+
+
+def test_a_bridge_of_the_kind_the_question_names_comes_first() -> None:
+    from medgraph.config import load_config
+    from medgraph.retrieve.retriever import Retriever
+    from medgraph.schemas import Entity
+    from tests.helpers import REPO
+
+    class Graph:  # a disease named by both passages, a drug by the second only
+        def chunk_entities(self, chunk_ids: list[str]) -> dict[str, set[str]]:
+            return {"c1": {"D1"}, "c2": {"D1", "D2"}}
+
+        def get_entity(self, mesh_id: str) -> Entity:
+            return Entity(mesh_id, mesh_id, {"D1": "Disease", "D2": "Drug"}[mesh_id])
+
+    cfg = load_config(REPO / "configs" / "local.yaml", []).retrieval.model_copy(
+        update={"ppr_engine": "store", "paths": ("dense",)})
+    retriever = Retriever(cfg, Graph(), None, None)  # type: ignore[arg-type]
+    ids = ["c1", "c2"]
+    assert [m for m, _ in retriever.bridge_entities(ids, set())] == ["D1", "D2"]  # by rank alone
+    assert [m for m, _ in retriever.bridge_entities(ids, set(), "Drug")] == ["D2", "D1"]
+    assert [m for m, _ in retriever.bridge_entities(ids, set(), "Anatomy")] == ["D1", "D2"]  # none of it: as ranked
+    assert [m for m, _ in retriever.bridge_entities(ids, {"D1"}, "Disease")] == ["D2"]
+
+
 def test_a_comparison_is_planned_as_one_hop_per_side() -> None:
     plan = PLANNER.plan("Two cohorts measured blood pressure at home. What did the first find in the elderly, "
                         "and what did the second find in children?", "en")
