@@ -154,3 +154,15 @@ def test_the_entity_feature_counts_what_the_english_translation_links(index: tup
     assert entity(QueryAnalysis(question, "de", bridged=(named[0],))) == 1.0
     # a noisy gloss adds an entity the passage lacks: the share, never more than the own words' share
     assert entity(QueryAnalysis(question, "de", bridged=(named[0], "D999999"))) == 0.5
+
+
+def test_what_a_question_names_includes_its_english_translations_entities() -> None:
+    """A multi-hop sub-answer is never something the question names (``named_ids``): its own linked
+    entities first, then those only its English translation links."""
+    from medgraph.schemas import Mention
+
+    own = (Mention(0, 2, "氯喹", "D002738"), Mention(3, 5, "抑郁", "D003863"), Mention(6, 8, "某药"))
+    analysis = QueryAnalysis("氯喹加氯胍…抑郁", "zh", mentions=own, bridged=("D002727", "D002738"))
+    assert analysis.entity_ids == ["D002738", "D003863"]
+    assert analysis.named_ids == ["D002738", "D003863", "D002727"]
+    assert QueryAnalysis("x", "en", mentions=own[:1]).named_ids == ["D002738"]
