@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypedDict
 
 from medgraph import lang
-from medgraph.generate.aspects import aspect_gap, gap_answer
+from medgraph.generate.aspects import asked_aspects, aspect_gap, gap_answer
 from medgraph.generate.base import Answer, disclaimer
 from medgraph.observe import metrics, tracing
 from medgraph.retrieve.fusion import rrf
@@ -477,11 +477,17 @@ async def generate(state: AgentState, deps: AgentDeps) -> dict[str, Any]:
     # are quoted when the evidence does not say it better, and never crowd out more than half
     evidence = state["evidence"][: s.top_k - len(memories)] + memories
     gap = aspect_gap(state["analysis"], state["evidence"], s.min_relevance, s.top_k)
+    hopped = state.get("hops") or []
+    last = hopped[-1] if hopped else None
+    if gap is not None and last is not None and last.analysis is not None and asked_aspects(last.analysis.text):
+        # a multi-hop question asks its aspect of the last hop's subject (the sub-answer it rests on,
+        # which the whole question never names): that hop's passages, reranked against its own
+        # text, may state it where the merged evidence, scored against the whole question, does not
+        gap = gap if aspect_gap(last.analysis, last.candidates, s.min_relevance, s.top_k) is not None else None
     if gap is not None:  # no usable evidence states the aspect asked about: say so, every tier alike
         said = gap_answer(gap, state["analysis"])
         write({"delta": said.content})
         return {"answer": said}
-    hopped = state.get("hops") or []
     if hopped and all(h.candidates and h.analysis is not None for h in hopped):
         combined = await _answer_hops(state, deps, hopped)
         if combined is not None:

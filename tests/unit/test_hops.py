@@ -171,9 +171,10 @@ def hop_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     world["idx"].close()
 
 
-def make_world(tmp: Path, literature: Path | None = None) -> dict[str, Any]:
-    """The corpus indexed in ``tmp`` and an agent factory over it; with ``literature``, gap
-    completion (no gaps of its own: only the hops' gaps) fetches from that folder and ingests."""
+def make_world(tmp: Path, literature: Path | None = None, extra: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """The corpus (and ``extra`` documents) indexed in ``tmp`` and an agent factory over it; with
+    ``literature``, gap completion (no gaps of its own: only the hops' gaps) fetches from that
+    folder and ingests."""
     from medgraph.agent.guard import RuleGuard
     from medgraph.agent.hops import entity_name
     from medgraph.agent.rewrite import RuleRewriter
@@ -186,7 +187,7 @@ def make_world(tmp: Path, literature: Path | None = None) -> dict[str, Any]:
     terms = tmp / "terms.tsv"
     terms.write_text("mesh_id\tlang\tterm\tsource\n" + "".join(
         f"{m}\t{lang}\t{t}\t{'x_name' if lang == 'en' else 'x'}\n" for m, lang, t in TERMS), encoding="utf-8")
-    idx, cfg = index_tiny_corpus(tmp, CORPUS, [{"kind": "multilingual_terms", "path": str(terms)}],
+    idx, cfg = index_tiny_corpus(tmp, [*CORPUS, *(extra or [])], [{"kind": "multilingual_terms", "path": str(terms)}],
                                  ["retrieval.paths=[dense,sparse,ppr]"])
     retriever = Retriever(cfg.retrieval, idx.graph, idx.vectors, idx.embedder)
     analyzer = QueryAnalyzer(idx.extractor, 0, cfg.retrieval.languages)
@@ -293,6 +294,23 @@ def test_a_hop_still_unsupported_sends_gap_completion_to_its_sub_answer(tmp_path
     rounds = state["gap_log"]
     assert [r["gap"]["mesh_ids"] for r in rounds] == [["D004077"]] and rounds[0]["ingested"], rounds
     assert state["tool_calls"] == 1 and first.answer == "Warfarin" and second.supported
+
+
+def test_an_aspect_asked_of_the_sub_answer_is_looked_for_in_the_last_hops_passages(tmp_path: Path) -> None:
+    """"What adverse effects ... this drug?": the whole question never names the drug, so no merged
+    passage states adverse effects of its subject; the last hop, about the sub-answer, has one."""
+    effects = {"doc_id": "effects", "title": "Warfarin safety", "language": "en",
+               "text": "Major bleeding was the most frequent adverse effect of warfarin in elderly patients."}
+    world = make_world(tmp_path, extra=[effects])
+    question = ("In pooled atrial fibrillation trials, one anticoagulant cut stroke risk by 62 percent. "
+                "Which adverse effects of this drug were most frequent in elderly patients?")
+    try:
+        state, _ = run(world, question, hop_passages=1)
+    finally:
+        world["idx"].close()
+    assert state["hops"][0].answer == "Warfarin"
+    answer = state["answer"]
+    assert not answer.refused and "effects" in {c.doc_id for c in answer.citations}, answer.content
 
 
 def test_a_single_hop_question_retrieves_once(hop_world: dict[str, Any]) -> None:
