@@ -149,6 +149,24 @@ def test_language_filter(tmp_path: Path, embedder: Embedder) -> None:
         assert zh_en and all(not c.startswith("d2") for c in zh_en)
 
 
+def test_passages_per_language_from_the_index_and_from_qdrant_itself(tmp_path: Path, embedder: Embedder) -> None:
+    from collections import Counter
+
+    with _open(tmp_path / "q", embedder) as store:
+        assert store.language_counts(["en", "de"]) == {"en": 0, "de": 0}
+        chunks = _fill(store, embedder)
+        expected = Counter(c.language for c in chunks)
+        languages = sorted(expected) + ["fr"]
+        want = {language: expected.get(language, 0) for language in languages}
+        assert store.language_counts(languages) == want  # the in-process index
+        store.search_index = False  # what a Qdrant server answers: a filtered count
+        assert store.language_counts(languages) == want
+        store.search_index = True
+        store.delete_documents([chunks[0].doc_id])
+        gone = Counter(c.language for c in chunks if c.doc_id == chunks[0].doc_id)
+        assert store.language_counts(languages) == {k: v - gone.get(k, 0) for k, v in want.items()}
+
+
 def test_reopen_after_close_keeps_data_and_one_client_per_path(tmp_path: Path, embedder: Embedder) -> None:
     path = tmp_path / "q"
     store = _open(path, embedder)
