@@ -365,7 +365,9 @@ def lemmas(word: str, rules: GlossaryRules) -> list[str]:
     """Forms of a word to look up, best first: the word in lower case and capitalised, without one of
     the pack's case or plural endings (German ``primären`` → primär, ``Rektumkarzinoms`` →
     Rektumkarzinom), as an infinitive (``verschlechtert`` → verschlechtern, ``behandelt`` →
-    behandeln) and a participle's infinitive (``gestörte`` → stören)."""
+    behandeln) and a participle's infinitive (``gestörte`` → stören). In a language that
+    capitalises its nouns (``rules.capitalised_nouns``) a word written in lower case tries every
+    lower-case form before a capitalised one."""
     lower = word.lower()
     bases = [lower]
     bases += [lower[: -len(e)] for e in rules.case_endings
@@ -382,6 +384,8 @@ def lemmas(word: str, rules: GlossaryRules) -> list[str]:
         for form in (base, base[:1].upper() + base[1:]):
             if form not in out:
                 out.append(form)
+    if rules.capitalised_nouns and word[:1].islower():
+        out.sort(key=lambda form: form[:1].isupper())  # stable: lower-case forms first, in order
     return out
 
 

@@ -133,7 +133,7 @@ class TieredAnalysisCache:
         self.shared.put(key, analysis)
 
 
-ANALYSIS_FORMAT = 3  # bump when QueryAnalysis gains or changes a field (2: the translations' gloss groups; 3: bridged)
+ANALYSIS_FORMAT = 4  # bump when QueryAnalysis gains or changes a field (2: the translations' gloss groups; 3: bridged; 4: German hyphenated compounds and lower-case lemmas)
 
 
 def analysis_version(cfg: MedGraphConfig, vocab: Any) -> str:

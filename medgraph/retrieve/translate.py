@@ -57,6 +57,9 @@ from medgraph.text.keys import fold
 
 _LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]*")
 MIN_GLOSSED = 3  # shorter words of a spaced language are not looked up
+# a hyphenated compound of a spaced language ("Mund-Nasen-Schutz"): glossed whole where the glossary
+# knows it (surgical mask), before its parts (mouth, nose, protection) are
+HYPHENATED = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
 GLOSSES_PER_WORD = 4  # glosses of one source word (best first)
 Groups = list[tuple[tuple[str, float], ...]]
 
@@ -100,7 +103,10 @@ class OntologyTranslator:
         if target == analysis.language:
             return None
         text, groups, last, changed = analysis.text, [], 0, False
+        whole = self._known_compounds(text, analysis.language, target)
         for m in _non_overlapping(analysis.mentions):
+            if any(start <= m.start and m.end <= end for start, end in whole):
+                continue  # a part of a compound the glossary knows whole: glossed with it (residue)
             names = self.names(m.mesh_id, target) if m.mesh_id else []
             if not names:
                 continue
@@ -130,6 +136,15 @@ class OntologyTranslator:
             glosses = self.glossary.word_glosses(surface, source) if surface.isalpha() else ()
         have = {fold(n.lower()) for n in names}
         return [g for g in dict.fromkeys(glosses[: self.glosses_per_word]) if fold(g.lower()) not in have]
+
+    def _known_compounds(self, text: str, source: str, target: str) -> list[tuple[int, int]]:
+        """Spans of the hyphenated compounds of a spaced ``source`` that the glossary glosses whole
+        (into the pivot only)."""
+        if target != lang.PIVOT or source == lang.PIVOT or not lang.is_known(source):
+            return []
+        if lang.get(source).glossary.segment is not None:
+            return []
+        return [m.span() for m in HYPHENATED.finditer(text) if self.glossary.word_glosses(m.group(), source)]
 
     def respells(self, source: str, target: str) -> bool:
         """Whether residue words get their English loan-word spellings (into the pivot, from a
@@ -220,8 +235,22 @@ class OntologyTranslator:
         return groups, glossed
 
     def _spaced_residue(self, text: str, source: str, rules: GlossaryRules) -> tuple[Groups, bool]:
-        """Words glossed (lemmas, compounds), function and question words dropped; a word the
-        glossary lacks kept as written with its pivot respellings (``rules.respell``)."""
+        """Words glossed (a hyphenated compound the glossary knows whole as one word; lemmas,
+        compounds), function and question words dropped; a word the glossary lacks kept as written
+        with its pivot respellings (``rules.respell``)."""
+        groups: Groups = []
+        glossed, last = False, 0
+        for m in HYPHENATED.finditer(text):
+            found = self.glossary.word_glosses(m.group(), source)
+            if found:
+                before, was_glossed = self._spaced_words(text[last : m.start()], source, rules)
+                groups += [*before, self._share(found)]
+                glossed, last = True, m.end()
+        rest, was_glossed = self._spaced_words(text[last:], source, rules)
+        return groups + rest, glossed or was_glossed
+
+    def _spaced_words(self, text: str, source: str, rules: GlossaryRules) -> tuple[Groups, bool]:
+        """``_spaced_residue`` of text without a hyphenated compound the glossary knows whole."""
         groups: Groups = []
         glossed = False
         for word in rules.words.findall(text):

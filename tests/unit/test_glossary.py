@@ -15,6 +15,7 @@ import pytest
 
 from medgraph import lang as languages
 from medgraph.embed.lexical import LexicalEmbedder, term_index, tokenize
+from medgraph.lang.de.glossary import english_spellings
 from medgraph.ontology.cedict import read_cedict_glosses
 from medgraph.ontology.ding import read_ding_glosses, split_alternatives
 from medgraph.ontology.glossary import (
@@ -177,6 +178,26 @@ def test_german_question_glossed_and_unknown_words_respelled(glossary: Glossary)
     assert groups["radiotherapy"] == (("radiotherapy", 0.5), ("radiation therapy", 0.5))
     assert "fasciitis" in [alt for alt, _ in groups["Fasziitis"]]  # no gloss: the loan-word spellings
     assert "eine" not in en.text and "die" not in en.text
+
+
+def test_a_german_word_in_lower_case_is_looked_up_as_no_noun(glossary: Glossary) -> None:
+    # "alkoholisches" is the adjective (alcoholic); only "Alkoholisches", capitalised, is the noun
+    assert glossary.glosses("alkoholisches", "de") == [("alcoholic",)]
+    assert glossary.glosses("Alkoholisches", "de") == [("booze",)]
+    assert glossary.glosses("lokalen", "de") == [("local",)] and glossary.glosses("Lokal", "de") == [("pub", "restaurant")]
+
+
+def test_a_hyphenated_compound_the_dictionary_knows_is_glossed_whole(glossary: Glossary) -> None:
+    mouth = Entity("D009055", "Mouth", "anatomy", names={"en": ["Mouth"], "de": ["Mund"]})
+    translator = OntologyTranslator({mouth.mesh_id: mouth}.get, glossary=glossary)
+    text = "Muss ein Mund-Nasen-Schutz mit Schutz des Mundes getragen werden?"
+    linked = (Mention(9, 13, "Mund", mouth.mesh_id), Mention(41, 47, "Mundes", mouth.mesh_id))
+    en = translator.translate(QueryAnalysis(text, "de", linked), "en")
+    assert en is not None
+    firsts = [g[0][0] for g in en.groups]
+    # the compound as one word (not Mouth + Nasen + protection); the entity outside it still linked
+    assert firsts[:2] == ["surgical mask", "protection"] and "Mouth" in firsts and "Nasen" not in firsts
+    assert "myelography" in english_spellings("Myelografie")
 
 
 def test_lexical_weights_let_no_gloss_outweigh_its_word() -> None:

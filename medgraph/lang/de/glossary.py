@@ -29,6 +29,7 @@ _DE_SUFFIXES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"är(?:e[nmrs]?)?$", "ar"),  # hepatozellulären → hepatocellular
         (r"iv(?:e[nmrs]?)?$", "ive"),  # invasiven → invasive
         (r"ik(?:en)?$", "ics"),  # Diagnostik → diagnostics
+        (r"gra(?:f|ph)ie(?:n)?$", "graphy"),  # Myelografie → myelography
     )
 )
 
@@ -64,6 +65,7 @@ GLOSSARY = GlossaryRules(
     dictionary="ding",  # Debian's trans-de-en (Ding)
     function_words=DE_FUNCTION_WORDS,
     question_words=DE_QUESTION_WORDS,
+    capitalised_nouns=True,
     case_endings=("ern", "ens", "es", "en", "er", "em", "e", "s", "n"),  # primären → primär, Kindern → Kinder
     verb_endings=("test", "tet", "ten", "te", "t", "st"),  # verschlechtert → verschlechtern
     infinitive_endings=("en", "n"),

@@ -39,6 +39,10 @@ class GlossaryRules:
     function_words: frozenset[str] = frozenset()  # folded words that only carry grammar: dropped, never glossed
     question_words: frozenset[str] = frozenset()  # lower-case words that only carry the question's form: dropped
     min_reverse: int = 1  # shortest word (in characters) the glossary reads backwards from a pivot gloss
+    # nouns are written capitalised (German): a word written in lower case is no noun, so its
+    # lower-case lemmas are tried before any capitalised form ("alkoholisches": alcoholic, not the
+    # noun "Alkoholisches", booze)
+    capitalised_nouns: bool = False
     case_endings: tuple[str, ...] = ()  # case and plural endings stripped for a lemma candidate, tried in order
     verb_endings: tuple[str, ...] = ()  # verb endings replaced by each of ``infinitive_endings``
     infinitive_endings: tuple[str, ...] = ()  # endings of an infinitive, the dictionary's form of a verb
