@@ -257,6 +257,8 @@ class Retriever:
         if not any(searched.values()):
             return weights
         counts = self._language_counts({language for language in searched.values() if language})
+        if any(language and len(lists[name]) > counts.get(language, 0) for name, language in searched.items()):
+            counts = self._language_counts(set(), fresh=True)  # a list longer than its count: written since
         full = min(limit, max(counts.values(), default=0))
         out = dict(weights)
         for name, language in searched.items():
@@ -264,13 +266,14 @@ class Retriever:
                 out[name] = path_weight(weights, name) * counts.get(language, 0) / full
         return out
 
-    def _language_counts(self, also: set[str]) -> dict[str, int]:
-        """Passages per language in the vector store, for the corpus languages (``languages``) and
-        ``also``; read at most every ``LANGUAGE_COUNTS_S`` (and when a language is new)."""
+    def _language_counts(self, also: set[str], fresh: bool = False) -> dict[str, int]:
+        """Passages per language in the vector store, for the corpus languages (``languages``),
+        ``also`` and those read before; read at most every ``LANGUAGE_COUNTS_S`` (and when a
+        language is new, or ``fresh``)."""
         now = time.monotonic()
         read_at, counts = self._counts
-        if now - read_at > LANGUAGE_COUNTS_S or not also <= counts.keys():
-            counts = self.vectors.language_counts(sorted({*self.cfg.languages, *also}))
+        if fresh or now - read_at > LANGUAGE_COUNTS_S or not also <= counts.keys():
+            counts = self.vectors.language_counts(sorted({*self.cfg.languages, *counts, *also}))
             self._counts = (now, counts)
         return counts
 

@@ -100,6 +100,9 @@ def test_a_list_from_a_language_with_few_passages_weighs_its_share_of_a_full_lis
     assert weights["translate:zh"] == 0 and weights["dense"] == 1.0 and "ppr" not in weights
     result = retriever.retrieve(analysis)
     leber = next(c for c in result.candidates if idx.chunk_doc[c.chunk_id] == "leber")
+    # counts read before a write: a list longer than its language's count reads them again
+    retriever._counts = (retriever._counts[0], {"en": 3, "de": 0, "zh": 0})
+    assert retriever._supported({"sparse": 1.0}, {"sparse": [Candidate("c")]}, analysis, 40)["sparse"] == pytest.approx(1 / 3)
     k = cfg.retrieval.rrf_k  # type: ignore[attr-defined]
     assert leber.path_ranks["sparse"] == 1  # first of one: a third of a first place
     assert leber.score == pytest.approx(1 / (k + leber.path_ranks["dense"]) + (1 / 3) / (k + 1))
