@@ -246,14 +246,16 @@ class Retriever:
 
     def _supported(self, weights: dict[str, float], lists: dict[str, list[Candidate]], analysis: QueryAnalysis,
                    limit: int) -> dict[str, float]:
-        """The fusion weights with each list searched in one language scaled by how much of a full
-        list that language can give: its passages over ``limit``, or over the passages of the
+        """The fusion weights with each list searched in one other language than the question's
+        (a translation's) scaled by how much of a full list that language can give: its passages over ``limit``, or over the passages of the
         corpus's best-populated language where that has fewer (at most 1). RRF counts ranks, and
         rank 1 among a language's only passage is no evidence: the one passage detected as German
-        in an English corpus topped every German question's own-word lists and every translation
-        into German, and sat in the best 8 of 47 of 76 English multi-hop questions (64 German, 68
-        Chinese)."""
+        in an English corpus topped every translation into German and sat in the best 8 of 47 of 76
+        English multi-hop questions (68 Chinese)."""
         searched = {name: searched_language(name, analysis, self.cfg) for name, hits in lists.items() if hits}
+        # the question's own words in its own language are left as weighed (``language_weights``):
+        # where its language is the corpus's smallest, its few passages are still where its words are
+        searched = {name: language for name, language in searched.items() if language != analysis.language}
         if not any(searched.values()):
             return weights
         counts = self._language_counts({language for language in searched.values() if language})

@@ -83,7 +83,7 @@ def test_unlinked_question_reaches_english_evidence_through_the_glossary(
     assert "rt" not in _docs(idx, bare.per_path.get("translate:en", []))[:1]
 
 
-def test_a_list_from_a_language_with_few_passages_weighs_its_share_of_a_full_list(
+def test_a_translation_into_a_language_with_few_passages_weighs_its_share_of_a_full_list(
         index: tuple[EvalIndex, object]) -> None:
     from medgraph.retrieve.fusion import path_weight
     from medgraph.retrieve.types import Candidate
@@ -91,21 +91,26 @@ def test_a_list_from_a_language_with_few_passages_weighs_its_share_of_a_full_lis
     idx, cfg = index
     assert idx.vectors.language_counts(["en", "de", "zh"]) == {"en": 3, "de": 1, "zh": 0}
     retriever = _retriever(idx, cfg, ("dense", "sparse", "translate"))
-    analysis = QueryAnalyzer(idx.extractor, 0).analyze(QUESTIONS["de"])
-    lists = {name: [Candidate("c")] for name in ("sparse", "translate:en", "translate:zh", "dense", "ppr")}
-    weights = retriever._supported({"sparse": 1.0, "translate": 1.5, "dense": 1.0}, lists, analysis, 40)
-    # the German question's own words search the one German passage: a third of what the three
-    # English ones give; English is the full list here; dense and PPR search every language
-    assert weights["sparse"] == pytest.approx(1 / 3) and path_weight(weights, "translate:en") == 1.5
-    assert weights["translate:zh"] == 0 and weights["dense"] == 1.0 and "ppr" not in weights
+    analysis = QueryAnalyzer(idx.extractor, 0).analyze(QUESTIONS["zh"])
+    lists = {name: [Candidate("c")] for name in ("sparse", "translate:en", "translate:de", "dense", "ppr")}
+    given = {"sparse": 1.0, "translate": 1.5, "dense": 1.0}
+    weights = retriever._supported(given, lists, analysis, 40)
+    # the Chinese question's German translation searches the one German passage: a third of what
+    # the three English ones give (English is the full list here); its own words, dense and PPR
+    # keep their weights
+    assert path_weight(weights, "translate:de") == pytest.approx(1.5 / 3) and path_weight(weights, "translate:en") == 1.5
+    assert weights["sparse"] == 1.0 and weights["dense"] == 1.0 and "ppr" not in weights
+    german = retriever._supported(given, lists, QueryAnalyzer(idx.extractor, 0).analyze(QUESTIONS["de"]), 40)
+    assert german["sparse"] == 1.0  # a German question's own words, over its language's one passage
     result = retriever.retrieve(analysis)
     leber = next(c for c in result.candidates if idx.chunk_doc[c.chunk_id] == "leber")
+    k = cfg.retrieval.rrf_k  # type: ignore[attr-defined]
+    assert leber.path_ranks["translate:de"] == 1  # first of one: a third of a first place
+    assert leber.score == pytest.approx(1 / (k + leber.path_ranks["dense"]) + (1.5 / 3) / (k + 1))
     # counts read before a write: a list longer than its language's count reads them again
     retriever._counts = (retriever._counts[0], {"en": 3, "de": 0, "zh": 0})
-    assert retriever._supported({"sparse": 1.0}, {"sparse": [Candidate("c")]}, analysis, 40)["sparse"] == pytest.approx(1 / 3)
-    k = cfg.retrieval.rrf_k  # type: ignore[attr-defined]
-    assert leber.path_ranks["sparse"] == 1  # first of one: a third of a first place
-    assert leber.score == pytest.approx(1 / (k + leber.path_ranks["dense"]) + (1 / 3) / (k + 1))
+    again = retriever._supported(given, {"translate:de": [Candidate("c")]}, analysis, 40)
+    assert path_weight(again, "translate:de") == pytest.approx(1.5 / 3)
 
 
 def test_dense_translation_only_into_configured_languages(index: tuple[EvalIndex, object]) -> None:
