@@ -178,6 +178,7 @@ def synthesise(cfg: MedGraphConfig, out: Path, settings: SynthSettings, max_item
                                             engine)
     # Ray Data returns the chunks in no fixed order: sorted, the same store and settings give the same files
     items.sort(key=lambda i: (i.item_id, settings.languages.index(i.language)))
+    model["questions"] = len(items)  # the answerable questions asked, before the cap and de-duplication
     facts.sort(key=lambda f: f.chunk_id)
     answerable_ids = list(dict.fromkeys(i.item_id for i in items))
     if max_items is not None and len(answerable_ids) > max_items:

@@ -112,8 +112,10 @@ def test_the_model_tier_asks_the_engine_and_keeps_the_templates_where_it_fails(t
                   if r["answerable"]]
     assert answerable, result
     model = result["model_questions"]
-    assert model["written"] + model["rejected"] == len(answerable)  # every answerable question went to the model
-    assert sum(r["method"] == "model" for r in answerable) == model["written"]
+    # every answerable question went to the model; the files keep them but for repeats of an earlier
+    # question (two chunks can give one template question where the model's reply was rejected)
+    assert model["written"] + model["rejected"] == model["questions"] >= len(answerable)
+    assert sum(r["method"] == "model" for r in answerable) <= model["written"]
     with pytest.raises(ValueError, match="engine 'nope' is not configured"):
         synthesise(cfg, tmp_path / "never", SynthSettings(), engine="nope")
 
