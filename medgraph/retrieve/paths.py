@@ -358,21 +358,6 @@ class HopPath(_Path):
                             for h in hits if h.chunk_id not in top][: s.limit]}
 
 
-def searched_language(name: str, analysis: QueryAnalysis, cfg: RetrievalConfig) -> str | None:
-    """The one language a path's list (by its name in the lists) was searched in; None when it
-    searched every language: ``translate:de`` -> de; the question's own words (``sparse``,
-    ``feedback``) -> the question's language under ``lexical_own_language``; a vector path under
-    ``language_filter`` -> the question's."""
-    base, _, language = name.partition(":")
-    if language:
-        return language
-    if base in (SparsePath.name, FeedbackPath.name):
-        return analysis.language if cfg.language_filter or cfg.lexical_own_language else None
-    if base in (DensePath.name, VectorPath.name):
-        return analysis.language if cfg.language_filter else None
-    return None
-
-
 for _path in (PprPath(), VectorPath(), DensePath(), SparsePath(), FeedbackPath(), TranslatePath(),
               TranslateDensePath(), TranslateFeedbackPath(), CommunityPath(), HopPath()):
     register_path(_path)

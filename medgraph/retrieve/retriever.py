@@ -28,7 +28,7 @@ from medgraph.lang import PIVOT
 from medgraph.lru import Lru
 from medgraph.observe import metrics, tracing
 from medgraph.retrieve.fusion import language_weights, path_weight, rrf
-from medgraph.retrieve.paths import PATHS, CommunityCandidates, QueryVectors, Search, searched_language
+from medgraph.retrieve.paths import PATHS, CommunityCandidates, QueryVectors, Search
 from medgraph.retrieve.ppr import ProcessPPR
 from medgraph.retrieve.served_graph import ServedGraph
 from medgraph.retrieve.types import Candidate, QueryAnalysis
@@ -246,25 +246,26 @@ class Retriever:
 
     def _supported(self, weights: dict[str, float], lists: dict[str, list[Candidate]], analysis: QueryAnalysis,
                    limit: int) -> dict[str, float]:
-        """The fusion weights with each list searched in one other language than the question's
-        (a translation's) scaled by how much of a full list that language can give: its passages over ``limit``, or over the passages of the
-        corpus's best-populated language where that has fewer (at most 1). RRF counts ranks, and
-        rank 1 among a language's only passage is no evidence: the one passage detected as German
-        in an English corpus topped every translation into German and sat in the best 8 of 47 of 76
-        English multi-hop questions (68 Chinese)."""
-        searched = {name: searched_language(name, analysis, self.cfg) for name, hits in lists.items() if hits}
-        # the question's own words in its own language are left as weighed (``language_weights``):
-        # where its language is the corpus's smallest, its few passages are still where its words are
-        searched = {name: language for name, language in searched.items() if language != analysis.language}
-        if not any(searched.values()):
+        """The fusion weights with each translation's list (``translate:de``: searched in that one
+        language, never the question's) scaled by how much of a full list that language can give:
+        its passages over ``limit``, or over the passages of the corpus's best-populated language
+        where that has fewer (at most 1). RRF counts ranks, and rank 1 among a language's only
+        passage is no evidence: the one passage detected as German in an English corpus topped every
+        translation into German and sat in the best 8 of 47 of 76 English multi-hop questions (68
+        Chinese). The question's own words (``sparse``, ``feedback``) keep their weight
+        (``language_weights``): where its language is the corpus's smallest, its few passages are
+        still where its words are."""
+        searched = {name: language for name, hits in lists.items()
+                    if hits and (language := name.partition(":")[2]) and language != analysis.language}
+        if not searched:
             return weights
-        counts = self._language_counts({language for language in searched.values() if language})
-        if any(language and len(lists[name]) > counts.get(language, 0) for name, language in searched.items()):
+        counts = self._language_counts(set(searched.values()))
+        if any(len(lists[name]) > counts.get(language, 0) for name, language in searched.items()):
             counts = self._language_counts(set(), fresh=True)  # a list longer than its count: written since
         full = min(limit, max(counts.values(), default=0))
         out = dict(weights)
         for name, language in searched.items():
-            if language and counts.get(language, 0) < full:
+            if counts.get(language, 0) < full:
                 out[name] = path_weight(weights, name) * counts.get(language, 0) / full
         return out
 
