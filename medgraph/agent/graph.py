@@ -511,6 +511,10 @@ async def _answer_hops(state: AgentState, deps: AgentDeps, hopped: list[Any]) ->
     answer: then the whole evidence is tried at once."""
     from medgraph.agent.hops import combine_answers
 
+    # a comparison's sides do not rest on each other: one side without an answer leaves the question
+    # half answered, so the whole evidence is tried at once (where the refusal decides as for any question)
+    plan = state.get("plan")
+    independent = plan is not None and plan.kind == "comparison"
     parts = []
     for hop in hopped:
         # a hop about #N is answered from its passages that name #N's sub-answer, where it has some
@@ -526,7 +530,7 @@ async def _answer_hops(state: AgentState, deps: AgentDeps, hopped: list[Any]) ->
             raise RuntimeError("the tier engine ended its stream without an answer")
         if not answer.refused:
             parts.append(answer)
-        elif hop is hopped[-1]:
+        elif hop is hopped[-1] or independent:
             return None
     return combine_answers(parts) if parts else None
 

@@ -106,7 +106,7 @@ class RulePlanner:
         pack = lang.get_or_pivot(language)
         text = " ".join(question.split())
         return self._bridge(text, pack.plan, pack.rewrite.kind_phrases) or self._comparison(text, pack.plan) \
-            or single(question)
+            or self._pair(text, pack.plan) or self._questions(text) or single(question)
 
     def _bridge(self, text: str, cues: PlanCues, kinds: Mapping[str, re.Pattern[str]]) -> Plan | None:
         sentences = _sentences(text)
@@ -133,6 +133,38 @@ class RulePlanner:
             return None
         hops = tuple(SubQuery(" ".join(x for x in (context, p) if x)) for p in parts)
         return Plan("comparison", hops)
+
+    def _pair(self, text: str, cues: PlanCues) -> Plan | None:
+        """One thing that meets two descriptions ("Which vitamin both corrected ... and stopped ...?"):
+        the question word with each description."""
+        sentences = _sentences(text)
+        found = cues.pair.match(sentences[-1]) if cues.pair is not None else None
+        if found is None or min(len(found.group("a")), len(found.group("b"))) < 8:
+            return None
+        context = " ".join(sentences[:-1])
+        head = found.group("head")
+        sides = (f"{head} {found.group('a')}", f"{head} {found.group('b')}")
+        if not _spaced(head):  # Chinese: no space between the question word and its description
+            sides = (f"{head}{found.group('a')}", f"{head}{found.group('b')}")
+        return Plan("comparison", tuple(SubQuery(" ".join(x for x in (context, side) if x)) for side in sides))
+
+    def _questions(self, text: str) -> Plan | None:
+        """Two or three questions in one text ("What did A find? And what did B find?", "…？…？"): one
+        sub-query each, the text's other sentences (its context) before each."""
+        sentences = _sentences(text)
+        asked = [s for s in sentences if s.endswith(QUESTION_MARKS)]
+        if not 2 <= len(asked) <= 3 or min(len(s) for s in asked) < 8:
+            return None
+        context = " ".join(s for s in sentences if s not in asked)
+        return Plan("comparison", tuple(SubQuery(" ".join(x for x in (context, s) if x)) for s in asked))
+
+
+QUESTION_MARKS = ("?", "？")
+
+
+def _spaced(text: str) -> bool:
+    """Whether ``text`` is written with spaces between words (not Chinese)."""
+    return not re.search(r"[\u3400-\u9fff]", text)
 
 
 def _bridge_plan(desc: str, hop2: str, kind: str | None) -> Plan | None:

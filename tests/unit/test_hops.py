@@ -56,7 +56,7 @@ def test_a_bridge_question_is_planned_as_two_hops_with_a_back_reference(question
     ("What are the side effects of metformin?", "en"),
     ("Is this rash dangerous?", "en"),  # a reference with nothing before it to resolve it
     ("Welche Nebenwirkungen hat Metformin?", "de"),
-    ("糖尿病患者应该如何治疗？因此需要注意什么？", "zh"),  # 应该 / 因此 are no references
+    ("糖尿病患者应该如何治疗，因此需要注意什么？", "zh"),  # 应该 / 因此 are no references
     ("Hand hygiene prevents infections. How is it done?", "en"),  # 'it': too loose to plan on
 ])
 def test_a_single_hop_question_stays_one_hop(question: str, language: str) -> None:
@@ -111,6 +111,38 @@ def test_a_comparison_is_planned_as_one_hop_per_side() -> None:
     assert plan.kind == "comparison" and len(plan.hops) == 2
     assert all(h.refs == () and h.text.startswith("Two cohorts measured blood pressure at home.") for h in plan.hops)
     assert "elderly" in plan.hops[0].text and "children" in plan.hops[1].text
+
+
+@pytest.mark.parametrize(("question", "language", "sides"), [
+    ("Which vitamin both corrected a sideroblastic anaemia in a girl and stopped seizures in an infant?", "en",
+     ("Which vitamin corrected a sideroblastic anaemia in a girl", "Which vitamin stopped seizures in an infant?")),
+    ("Welche Hirnregion ist sowohl ein Knoten des Furchtgedächtnisses als auch ein Ort veränderter NPY-Färbung?",
+     "de", ("Welche Hirnregion ist ein Knoten des Furchtgedächtnisses", "Welche Hirnregion ist ein Ort veränderter NPY-Färbung?")),
+    ("哪种维生素既能部分纠正女童的铁粒幼细胞性贫血，又能终止婴儿的惊厥？", "zh",
+     ("哪种维生素能部分纠正女童的铁粒幼细胞性贫血", "哪种维生素能终止婴儿的惊厥？")),
+])
+def test_one_thing_meeting_two_descriptions_is_planned_as_one_hop_per_description(
+        question: str, language: str, sides: tuple[str, str]) -> None:
+    plan = PLANNER.plan(question, language)
+    assert plan.kind == "comparison" and tuple(h.text for h in plan.hops) == sides
+
+
+@pytest.mark.parametrize(("question", "language", "hops"), [
+    # 应该 / 因此 are no references: two questions, neither refers to the other
+    ("糖尿病患者应该如何治疗？因此需要注意什么？", "zh", ("糖尿病患者应该如何治疗？", "因此需要注意什么？")),
+    ("Two cohorts followed coeliac patients. What happened to body weight? How healthy were their bones?", "en",
+     ("Two cohorts followed coeliac patients. What happened to body weight?",
+      "Two cohorts followed coeliac patients. How healthy were their bones?")),
+])
+def test_several_questions_in_one_text_are_one_hop_each(question: str, language: str, hops: tuple[str, ...]) -> None:
+    plan = PLANNER.plan(question, language)
+    assert plan.kind == "comparison" and tuple(h.text for h in plan.hops) == hops
+    assert all(h.refs == () for h in plan.hops)
+
+
+def test_a_short_second_question_or_a_lone_both_keeps_one_hop() -> None:
+    assert PLANNER.plan("Is it safe? Why?", "en").kind == "single"  # a question under 8 characters
+    assert PLANNER.plan("Do both drugs lower blood pressure?", "en").kind == "single"  # no "and": one description
 
 
 def test_a_back_reference_is_resolved_from_the_earlier_hops_answer() -> None:
@@ -193,7 +225,7 @@ def make_world(tmp: Path, literature: Path | None = None, extra: list[dict[str, 
     analyzer = QueryAnalyzer(idx.extractor, 0, cfg.retrieval.languages)
     reranker, router = make_reranker(cfg.rerank), RuleRouter()
     engine = make_engine(cfg.tiers.engines["extractive"], cfg.answer)
-    counts = {"retrieve": 0}
+    counts: dict[str, Any] = {"retrieve": 0, "generated": []}
 
     def sync(fn: Any) -> Any:
         async def call(*args: Any) -> Any:
@@ -205,6 +237,7 @@ def make_world(tmp: Path, literature: Path | None = None, extra: list[dict[str, 
         return retriever.retrieve(analysis)
 
     async def generate(tier: str, question: str, analysis: Any, evidence: list[Any]) -> AsyncIterator[dict[str, Any]]:
+        counts["generated"].append(question)
         for event in engine.stream(question, analysis, evidence):
             yield {"delta": event} if isinstance(event, str) else {"answer": event}
 
@@ -248,6 +281,17 @@ def run(world: dict[str, Any], question: str, **settings: Any) -> tuple[dict[str
         return final, events
 
     return asyncio.run(go())
+
+
+def test_a_comparison_with_a_side_left_unanswered_is_answered_in_one_pass(hop_world: dict[str, Any]) -> None:
+    answered = "Which rubs prevent infections in outpatient clinics?"
+    unanswered = "How often should a pacemaker battery be replaced?"
+    hop_world["counts"]["generated"].clear()
+    state, _ = run(hop_world, f"{unanswered} {answered}")
+    assert state["plan"].kind == "comparison" and [h.text for h in state["hops"]] == [unanswered, answered]
+    # the first side has no passage to answer it from, so the whole question is answered at once
+    # rather than passing the other side's answer off as the answer to both
+    assert hop_world["counts"]["generated"] == [unanswered, f"{unanswered} {answered}"]
 
 
 def test_the_bridge_entity_of_the_first_hop_leads_the_second(hop_world: dict[str, Any]) -> None:

@@ -50,6 +50,8 @@ PLAN = PlanCues(
     comparison=re.compile(r"\b(?:jeweils|bzw\.|beziehungsweise|Ersteren|Letzteren|ersteren|letzteren)"),
     sides=re.compile(r",?\s+(?:und|bzw\.)\s+(?=(?:was|welche[mnrs]?|wie|wer|war|waren|ist|sind|in|bei|für|unter)\b)",
                      re.I),
+    # "Welche Hirnregion ist sowohl ein Knotenpunkt ... als auch ein Ort ...?"
+    pair=re.compile(r"^(?P<head>(?:welche[mnrs]?|was)\b.+?)\s+sowohl\s+(?P<a>.+?),?\s+als auch\s+(?P<b>.+)$", re.I),
     abbreviations=(r"bzw", r"z\.\s?B", r"ca", r"Dr", r"Prof", r"Abb", r"vgl"),
 )
 

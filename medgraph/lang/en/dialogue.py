@@ -51,6 +51,8 @@ PLAN = PlanCues(
         r"(?P<ask>(?:what|which|how|who|did|does|do|was|were|is|are)\b.+)$", re.I),
     comparison=re.compile(r"\b(?:each|respectively|the former|the latter)\b", re.I),
     sides=re.compile(r",?\s+and\s+(?=(?:what|which|how|who|did|does|do|was|were|is|are|in|of|for|among)\b)", re.I),
+    # "Which brain region is both a node of ... and a site where ...?"
+    pair=re.compile(r"^(?P<head>(?:which|what)\b.+?)\s+both\s+(?P<a>.+?),?\s+and\s+(?:also\s+)?(?P<b>.+)$", re.I),
     abbreviations=(r"vs", r"e\.g", r"i\.e", r"cf", r"ca", r"Dr", r"Prof", r"etc"),
 )
 

@@ -92,7 +92,9 @@ class PlanCues:
     after a preposition or verb: "with that dye") is replaced by ``#1``; ``place`` ("there") by
     ``place_reference``. ``lead_clause`` splits one sentence into a description (group ``desc``)
     and a question (group ``ask``). A comparison (``comparison`` cues, or a question after context
-    sentences) splits its last sentence at ``sides`` into one sub-query per side.
+    sentences) splits its last sentence at ``sides`` into one sub-query per side; an intersection
+    (``pair``) into the question word with each description. Several questions in one text (a
+    question sentence after a question sentence) are one sub-query each, in every language.
     """
 
     # a determiner and the noun it points back with ("this drug"), or a pointing determiner ("该")
@@ -107,8 +109,11 @@ class PlanCues:
     lead_clause: re.Pattern[str] | None = None
     # words that ask the same of two sides ("each", "respectively", "分别")
     comparison: re.Pattern[str] | None = None
-    # where the two sides of a comparison question split (", and how ...")
+    # where the two sides of a comparison question split (", and how ...", ", compared with ...")
     sides: re.Pattern[str] | None = None
+    # one thing asked to meet two descriptions ("Which vitamin both corrected ... and stopped ...?"):
+    # groups "head" (the question word and its noun), "a" and "b" (the two descriptions)
+    pair: re.Pattern[str] | None = None
     # abbreviations ending in a period that end no sentence (regex fragments without the period: "z\.\s?B")
     abbreviations: tuple[str, ...] = ()
 

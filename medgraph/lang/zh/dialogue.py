@@ -31,6 +31,8 @@ PLAN = PlanCues(
     lead_clause=re.compile(r"^(?P<desc>.{8,}?)[：；]\s*(?P<ask>.+)$"),  # "在…的国家：…？"
     comparison=re.compile(r"(?:分别|各自|前者|后者)"),
     sides=re.compile(r"[，,]\s*(?:以及|而|和)?(?=(?:在|对|其|另一|后者|第二))"),
+    # "哪种维生素既能……，又能……？"
+    pair=re.compile(r"^(?P<head>.*?(?:哪|什么).*?)既(?P<a>.+?)[，,]?\s*又(?P<b>.+)$"),
 )
 
 # Chinese cues match substrings; they only match Chinese text, so they apply to questions in any language
