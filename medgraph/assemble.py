@@ -192,7 +192,7 @@ def agent_settings(cfg: MedGraphConfig) -> AgentSettings:
         relational_pairs=a.relational_pairs, rrf_k=cfg.retrieval.rrf_k, gaps_enabled=g.enabled,
         max_tool_calls=g.max_tool_calls, time_budget_s=g.time_budget_s, min_relevance=cfg.answer.min_relevance,
         decompose=a.decompose != "off", hop_weight=a.hop_weight, hop_passages=a.hop_passages,
-        bridge_seeds=a.bridge_seeds, hop_retries=a.hop_retries,
+        bridge_seeds=a.bridge_seeds, bridge_connect=a.bridge_connect, hop_retries=a.hop_retries,
     )
 
 

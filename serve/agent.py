@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from medgraph.agent.graph import Agent, AgentDeps, AgentRequest, AgentState, summary
@@ -156,8 +156,10 @@ class AgentService:
     async def _retrieve(self, analysis: QueryAnalysis) -> Any:
         return await self._call(self.retriever.retrieve, analysis)
 
-    async def _bridges(self, chunk_ids: list[str], exclude: set[str], kind: str | None) -> list[tuple[str, float]]:
-        return await self._call(self.retriever.bridge_entities, chunk_ids, exclude, kind)  # type: ignore[no-any-return]
+    async def _bridges(self, chunk_ids: list[str], exclude: set[str], kind: str | None,
+                       toward: Sequence[str] = ()) -> list[tuple[str, float]]:
+        return await self._call(self.retriever.bridge_entities, chunk_ids, exclude, kind,  # type: ignore[no-any-return]
+                                list(toward))
 
     async def _entity_name(self, mesh_id: str, language: str) -> str | None:
         return await self._call(self.retriever.entity_name, mesh_id, language)  # type: ignore[no-any-return]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from medgraph import lang
@@ -221,9 +221,10 @@ class RetrieverService:
     def retrieve(self, analysis: QueryAnalysis) -> RetrievalResult:
         return self.retriever.retrieve(analysis)
 
-    def bridge_entities(self, chunk_ids: list[str], exclude: set[str], kind: str | None = None) -> list[tuple[str, float]]:
+    def bridge_entities(self, chunk_ids: list[str], exclude: set[str], kind: str | None = None,
+                        toward: Sequence[str] = ()) -> list[tuple[str, float]]:
         """A hop's candidate sub-answers: the entities joining its passages to others (``Retriever``)."""
-        return self.retriever.bridge_entities(chunk_ids, exclude, kind)
+        return self.retriever.bridge_entities(chunk_ids, exclude, kind, toward)
 
     def chunk_entities(self, chunk_ids: list[str]) -> dict[str, set[str]]:
         return self.graph.chunk_entities(chunk_ids)

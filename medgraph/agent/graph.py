@@ -112,6 +112,7 @@ class AgentSettings:
     hop_weight: float = 2.0  # RRF weight of each hop's list (the channels' fused list: 1)
     hop_passages: int = 3  # a hop's best passages that name its sub-answer
     bridge_seeds: int = 1  # bridge candidates seeding the next hop's PPR
+    bridge_connect: bool = False  # sub-answers connected in the graph to the asking hop's entities first
     hop_retries: int = 1  # an unsupported hop re-run with the next bridge entity
 
 
@@ -169,7 +170,7 @@ class AgentDeps:
     sessions: SessionLog | None = None
     memory: UserMemory | None = None
     planner: Planner | None = None  # None: never multi-hop
-    bridges: Callable[[list[str], set[str], str | None], Awaitable[list[tuple[str, float]]]] | None = None
+    bridges: Callable[[list[str], set[str], str | None, Sequence[str]], Awaitable[list[tuple[str, float]]]] | None = None
     entity_name: Callable[[str, str], Awaitable[str | None]] | None = None  # (MeSH ID, language)
     mentions: Callable[[list[str]], Awaitable[dict[str, set[str]]]] | None = None  # chunk ID -> MeSH IDs
     settings: AgentSettings = field(default_factory=AgentSettings)
@@ -315,7 +316,7 @@ def hop_settings(s: AgentSettings) -> Any:
     """The hops' settings (``medgraph.agent.hops.HopSettings``) from the agent's."""
     from medgraph.agent.hops import HopSettings
 
-    return HopSettings(passages=s.hop_passages, bridge_seeds=s.bridge_seeds, top_k=s.top_k)
+    return HopSettings(passages=s.hop_passages, bridge_seeds=s.bridge_seeds, top_k=s.top_k, connect=s.bridge_connect)
 
 
 async def hops(state: AgentState, deps: AgentDeps) -> dict[str, Any]:

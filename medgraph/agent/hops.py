@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from medgraph.agent.plan import Plan, SubQuery
+from medgraph.agent.plan import REF, Plan, SubQuery
 from medgraph.generate.base import Answer, Citation
 from medgraph.retrieve.fusion import rrf
 from medgraph.retrieve.types import Candidate, QueryAnalysis
@@ -34,6 +34,9 @@ class Hop:
     answer_id: str | None = None  # the entity that fills #number in later hops
     answer: str | None = None  # its name in the question's language
     alternatives: list[str] = field(default_factory=list)  # the next-best bridge entities
+    # the entities of the later hops that ask about its sub-answer (their own words, #N left out):
+    # a sub-answer connected to them in the graph comes first (``Retriever.bridge_entities``)
+    toward: tuple[str, ...] = ()
     # its passages that can support it: those naming the sub-answers it rests on (all, without #N)
     grounded: list[str] = field(default_factory=list)
     supported: bool | None = None  # verify(): a grounded passage among the usable evidence
@@ -52,8 +55,9 @@ class HopTools:
     analyze: Callable[[str, str], Awaitable[QueryAnalysis]]
     # ranked candidates (reranked in the agent) and the analysis as retrieved (its query vector)
     retrieve: Callable[[QueryAnalysis], Awaitable[tuple[list[Candidate], QueryAnalysis]]]
-    # Retriever.bridge_entities: (chunk IDs, excluded MeSH IDs, category first or None)
-    bridges: Callable[[list[str], set[str], str | None], Awaitable[list[tuple[str, float]]]]
+    # Retriever.bridge_entities: (chunk IDs, excluded MeSH IDs, category first or None, the later
+    # hops' entities a sub-answer should connect to)
+    bridges: Callable[[list[str], set[str], str | None, Sequence[str]], Awaitable[list[tuple[str, float]]]]
     name: Callable[[str, str], Awaitable[str | None]]  # (MeSH ID, language) -> its name
     mentions: Callable[[list[str]], Awaitable[dict[str, set[str]]]]  # chunk ID -> MeSH IDs it names
 
@@ -68,8 +72,9 @@ class HopTools:
             result = retriever.retrieve(analysis)
             return result.candidates, result.analysis
 
-        async def bridges(chunk_ids: list[str], exclude: set[str], kind: str | None) -> list[tuple[str, float]]:
-            return retriever.bridge_entities(chunk_ids, exclude, kind)  # type: ignore[no-any-return]
+        async def bridges(chunk_ids: list[str], exclude: set[str], kind: str | None,
+                          toward: Sequence[str] = ()) -> list[tuple[str, float]]:
+            return retriever.bridge_entities(chunk_ids, exclude, kind, toward)  # type: ignore[no-any-return]
 
         async def name(mesh_id: str, language: str) -> str | None:
             return entity_name(retriever.graph.get_entity(mesh_id), language)
@@ -85,6 +90,7 @@ class HopSettings:
     passages: int = 3  # a hop's best passages that name its sub-answer
     bridge_seeds: int = 1  # bridge candidates that seed the next hop's PPR (the best weighs 1)
     top_k: int = 8  # a hop's passages that may ground it (the numbered evidence's size)
+    connect: bool = False  # order the sub-answer candidates by their connection to the asking hop's entities
 
 
 async def run_hops(plan: Plan, language: str, question_entities: Sequence[str], tools: HopTools,
@@ -104,9 +110,22 @@ async def continue_hops(plan: Plan, hops: list[Hop], start: int, language: str, 
     for hop, sub in list(zip(hops, plan.hops, strict=True))[start:]:
         await retrieve_hop(hop, sub.refs, hops, language, tools, settings)
         if hop.number in referred:
+            if settings.connect and not hop.toward:
+                hop.toward = await _asking_entities(plan, hop.number, language, tools)
             await answer_hop(hop, exclude, language, tools, settings, kind=plan.answer_kind(hop.number))
         if on_hop is not None:
             on_hop(hop)
+
+
+async def _asking_entities(plan: Plan, number: int, language: str, tools: HopTools) -> tuple[str, ...]:
+    """The entities of the sub-queries that refer to hop ``number``, in their own words (every
+    ``#N`` left out)."""
+    found: list[str] = []
+    for sub in plan.hops:
+        if number in sub.refs:
+            words = " ".join(REF.sub(" ", sub.text).split())
+            found.extend((await tools.analyze(words, language)).named_ids)
+    return tuple(dict.fromkeys(found))
 
 
 async def retrieve_hop(hop: Hop, refs: Sequence[int], hops: list[Hop], language: str, tools: HopTools,
@@ -138,7 +157,7 @@ async def answer_hop(hop: Hop, exclude: set[str], language: str, tools: HopTools
     """The hop's sub-answer: the best bridge entity of its passages (``skip``: pass over that many,
     when verification found the best one led nowhere); ``kind``: the entity category the question
     says it has ("this drug"), whose entities come first."""
-    ranked = await tools.bridges([c.chunk_id for c in hop.candidates[: settings.passages]], exclude, kind)
+    ranked = await tools.bridges([c.chunk_id for c in hop.candidates[: settings.passages]], exclude, kind, hop.toward)
     ids = [m for m, _ in ranked][skip:]
     if not ids:
         return

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -169,14 +170,19 @@ class Retriever:
             return lists[path]
         return rrf(lists, self.cfg.rrf_k)[:limit]
 
-    def bridge_entities(self, chunk_ids: list[str], exclude: set[str], kind: str | None = None) -> list[tuple[str, float]]:
+    def bridge_entities(self, chunk_ids: list[str], exclude: set[str], kind: str | None = None,
+                        toward: Sequence[str] = ()) -> list[tuple[str, float]]:
         """The entities that may join ranked passages ``chunk_ids`` to a second passage, best first:
         those the passages mention, not in ``exclude`` (the question's own), each weighted by
         its passage's rank over how many chunks mention it (a rare entity is a likelier bridge;
         more than ``hop.max_chunks`` is too common to be one). Without the in-process index the
         chunk counts are unknown and the rank alone weighs. ``kind``: an entity category the
         question says the bridge has ("this drug": Drug); the best ``BRIDGE_KINDS_READ`` are
-        looked up and those of that category come first."""
+        looked up and those of that category come first. ``toward``: the entities of the hop that
+        will ask about the bridge; the best ``BRIDGE_KINDS_READ`` are ordered by their connection
+        to them (``_connection``), the order so far breaking ties: a bridge joins the first hop's
+        passages to a passage about the second hop's subject, so an entity that no other passage
+        names beside that subject (a mislinked abbreviation, a passing mention) leads nowhere."""
         votes: dict[str, float] = {}
         mentions = self.graph.chunk_entities(chunk_ids)
         for rank, chunk_id in enumerate(chunk_ids, 1):
@@ -188,11 +194,29 @@ class Retriever:
             counts = self.ppr_index.chunk_counts(list(votes))
             weights = {m: v / counts[m] for m, v in votes.items() if 0 < counts[m] <= self.cfg.hop.max_chunks}
         ranked = sorted(weights.items(), key=lambda mw: (-mw[1], mw[0]))
-        if kind is None:
-            return ranked
-        head = ranked[:BRIDGE_KINDS_READ]
-        same = [mw for mw in head if _category(self.graph.get_entity(mw[0])) == kind]
-        return same + [mw for mw in ranked if mw not in same]
+        if kind is not None:
+            head = ranked[:BRIDGE_KINDS_READ]
+            same = [mw for mw in head if _category(self.graph.get_entity(mw[0])) == kind]
+            ranked = same + [mw for mw in ranked if mw not in same]
+        if toward and self.ppr_index is not None:
+            head = ranked[:BRIDGE_KINDS_READ]
+            score = self._connection([m for m, _ in head], toward, set(chunk_ids))
+            ranked = sorted(head, key=lambda mw: -score[mw[0]]) + ranked[BRIDGE_KINDS_READ:]
+        return ranked
+
+    def _connection(self, candidates: list[str], toward: Sequence[str], seen: set[str]) -> dict[str, float]:
+        """Per candidate, the summed specificity (log of chunks over the entity's chunks) of the
+        ``toward`` entities it shares a chunk with outside ``seen`` (those of at most
+        ``hop.max_chunks`` chunks: a common one, "Humans", connects everything)."""
+        assert self.ppr_index is not None
+        lookups = self.ppr_index.connections()
+        counts = self.ppr_index.chunk_counts(list(toward))
+        total = max(len(lookups.chunks), 1)
+        targets = [(t, math.log(total / counts[t])) for t in dict.fromkeys(toward)
+                   if 0 < counts[t] <= self.cfg.hop.max_chunks]
+        return {m: sum(weight for t, weight in targets
+                       if t != m and any(c not in seen for c in lookups.both(m, t, len(seen) + 1)))
+                for m in candidates}
 
     def expand_sparse(self, query: SparseVector, ranked_chunk_ids: list[str]) -> SparseVector:
         """``query`` plus feedback terms from the stored sparse vectors of the top ranked chunks."""

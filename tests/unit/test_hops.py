@@ -294,6 +294,16 @@ def test_a_comparison_with_a_side_left_unanswered_is_answered_in_one_pass(hop_wo
     assert hop_world["counts"]["generated"] == [unanswered, f"{unanswered} {answered}"]
 
 
+def test_the_sub_answer_connected_to_the_asking_hops_entities_comes_first(hop_world: dict[str, Any]) -> None:
+    state, _ = run(hop_world, QUESTION, hop_passages=1, bridge_connect=True)
+    first, second = state["hops"]
+    # digoxin is the rarer entity of the trial passage, but no other passage names it beside hop 2's
+    # intracerebral hemorrhage or mortality; warfarin shares the registry passage with both
+    assert first.toward and {"D002543", "D009026"} <= set(first.toward)
+    assert first.answer == "Warfarin" and first.alternatives[0] == "D004077" and state["rehops"] == 0
+    assert second.supported and [hop_world["doc_of"](c.chunk_id) for c in second.candidates][0] == "registry"
+
+
 def test_the_bridge_entity_of_the_first_hop_leads_the_second(hop_world: dict[str, Any]) -> None:
     state, streamed = run(hop_world, QUESTION, hop_passages=1)
     assert state["plan"].kind == "bridge"
