@@ -30,8 +30,9 @@ and every finished node is a ``{"node": name}`` progress event (``run_events``).
   user's recalled memories (relative-time labelled).
 - verify: each hop needs a usable passage among the numbered evidence that grounds it (for a hop
   about #N: one naming the sub-answer); an unsupported hop that rests on a sub-answer is run again
-  with the next bridge entity (rehop, ``hop_retries`` times), then assess adds a gap on the bridge
-  entity, so gap completion fetches literature on it and every channel and hop runs again.
+  with the next bridge entity (rehop, ``hop_retries`` times; none by default), then assess adds a
+  gap on the bridge entity, so gap completion fetches literature on it and every channel and hop
+  runs again.
 - assess: asks for gaps (two question entities with no connecting evidence, or weak evidence for
   one); complete_gaps fetches literature for them from the configured sources and ingests it into
   the live stores, then both channels run again. Bounded by ``max_tool_calls`` and a time budget.
@@ -112,8 +113,8 @@ class AgentSettings:
     hop_weight: float = 2.0  # RRF weight of each hop's list (the channels' fused list: 1)
     hop_passages: int = 3  # a hop's best passages that name its sub-answer
     bridge_seeds: int = 1  # bridge candidates seeding the next hop's PPR
-    bridge_connect: bool = False  # sub-answers connected in the graph to the asking hop's entities first
-    hop_retries: int = 1  # an unsupported hop re-run with the next bridge entity
+    bridge_connect: bool = True  # sub-answers connected in the graph to the asking hop's entities first
+    hop_retries: int = 0  # an unsupported hop re-run with the next bridge entity
 
 
 Events = AsyncIterator[dict[str, Any]]

@@ -90,7 +90,7 @@ class HopSettings:
     passages: int = 3  # a hop's best passages that name its sub-answer
     bridge_seeds: int = 1  # bridge candidates that seed the next hop's PPR (the best weighs 1)
     top_k: int = 8  # a hop's passages that may ground it (the numbered evidence's size)
-    connect: bool = False  # order the sub-answer candidates by their connection to the asking hop's entities
+    connect: bool = True  # order the sub-answer candidates by their connection to the asking hop's entities
 
 
 async def run_hops(plan: Plan, language: str, question_entities: Sequence[str], tools: HopTools,

@@ -245,10 +245,9 @@ class AgentConfig(_Model):
     hop_weight: float = Field(default=2.0, ge=0.0)  # RRF weight of each hop's list (the whole question's: 1)
     hop_passages: int = Field(default=3, ge=1)  # a hop's best passages that name its sub-answer
     bridge_seeds: int = Field(default=1, ge=1)  # bridge candidates seeding the next hop's PPR
-    # sub-answer candidates that share a passage with the asking hop's entities come first (off:
-    # measured in docs/benchmarks.md, more right sub-answers and passages, fewer answers citing both)
-    bridge_connect: bool = False
-    hop_retries: int = Field(default=1, ge=0)  # an unsupported hop re-run with the next bridge entity
+    # sub-answer candidates that share a passage with the asking hop's entities come first
+    bridge_connect: bool = True
+    hop_retries: int = Field(default=0, ge=0)  # an unsupported hop re-run with the next bridge entity
 
     @field_validator("decompose", mode="before")
     @classmethod
