@@ -109,7 +109,7 @@ class PlanCues:
     lead_clause: re.Pattern[str] | None = None
     # words that ask the same of two sides ("each", "respectively", "分别")
     comparison: re.Pattern[str] | None = None
-    # where the two sides of a comparison question split (", and how ...", ", compared with ...")
+    # where the two sides of a comparison question split (", and how ...")
     sides: re.Pattern[str] | None = None
     # one thing asked to meet two descriptions ("Which vitamin both corrected ... and stopped ...?"):
     # groups "head" (the question word and its noun), "a" and "b" (the two descriptions)
