@@ -26,6 +26,7 @@ from typing import Any
 
 from medgraph import lang
 from medgraph.ingest.text import split_sentences
+from medgraph.lang import LanguagePack
 from medgraph.lang.sections.dialogue import PlanCues, listing
 
 log = logging.getLogger(__name__)
@@ -105,11 +106,13 @@ class RulePlanner:
     def plan(self, question: str, language: str) -> Plan:
         pack = lang.get_or_pivot(language)
         text = " ".join(question.split())
-        return self._bridge(text, pack.plan, pack.rewrite.kind_phrases) or self._comparison(text, pack.plan) \
-            or self._pair(text, pack.plan) or self._questions(text) or single(question)
-
-    def _bridge(self, text: str, cues: PlanCues, kinds: Mapping[str, re.Pattern[str]]) -> Plan | None:
         sentences = _sentences(text)
+        return self._bridge(text, sentences, pack.plan, pack.rewrite.kind_phrases) \
+            or self._comparison(text, sentences, pack.plan) or self._pair(sentences, pack) \
+            or self._questions(sentences) or single(question)
+
+    def _bridge(self, text: str, sentences: list[str], cues: PlanCues,
+                kinds: Mapping[str, re.Pattern[str]]) -> Plan | None:
         # the first sentence after the first that refers back starts the question about #1
         for i in range(1, len(sentences)):
             hop2 = _refer(" ".join(sentences[i:]), cues, kinds)
@@ -121,50 +124,41 @@ class RulePlanner:
         hop2 = _refer(lead.group("ask"), cues, kinds)
         return _bridge_plan(lead.group("desc"), *hop2) if hop2 is not None else None
 
-    def _comparison(self, text: str, cues: PlanCues) -> Plan | None:
-        sentences = _sentences(text)
+    def _comparison(self, text: str, sentences: list[str], cues: PlanCues) -> Plan | None:
         ask = sentences[-1]
-        context = " ".join(sentences[:-1])
         compares = cues.comparison is not None and cues.comparison.search(text) is not None
         if cues.sides is None or (not compares and len(sentences) < 2):
             return None
         parts = [p.strip(" ,，") for p in cues.sides.split(ask, maxsplit=1)]
         if len(parts) != 2 or min(len(p) for p in parts) < 8:
             return None
-        hops = tuple(SubQuery(" ".join(x for x in (context, p) if x)) for p in parts)
-        return Plan("comparison", hops)
+        return _each_after(" ".join(sentences[:-1]), parts)
 
-    def _pair(self, text: str, cues: PlanCues) -> Plan | None:
+    def _pair(self, sentences: list[str], pack: LanguagePack) -> Plan | None:
         """One thing that meets two descriptions ("Which vitamin both corrected ... and stopped ...?"):
         the question word with each description."""
-        sentences = _sentences(text)
-        found = cues.pair.match(sentences[-1]) if cues.pair is not None else None
+        pair = pack.plan.pair
+        found = pair.match(sentences[-1]) if pair is not None else None
         if found is None or min(len(found.group("a")), len(found.group("b"))) < 8:
             return None
-        context = " ".join(sentences[:-1])
-        head = found.group("head")
-        sides = (f"{head} {found.group('a')}", f"{head} {found.group('b')}")
-        if not _spaced(head):  # Chinese: no space between the question word and its description
-            sides = (f"{head}{found.group('a')}", f"{head}{found.group('b')}")
-        return Plan("comparison", tuple(SubQuery(" ".join(x for x in (context, side) if x)) for side in sides))
+        head, join = found.group("head"), pack.text.word_separator
+        return _each_after(" ".join(sentences[:-1]), [f"{head}{join}{found.group(side)}" for side in ("a", "b")])
 
-    def _questions(self, text: str) -> Plan | None:
+    def _questions(self, sentences: list[str]) -> Plan | None:
         """Two or three questions in one text ("What did A find? And what did B find?", "…？…？"): one
         sub-query each, the text's other sentences (its context) before each."""
-        sentences = _sentences(text)
         asked = [s for s in sentences if s.endswith(QUESTION_MARKS)]
         if not 2 <= len(asked) <= 3 or min(len(s) for s in asked) < 8:
             return None
-        context = " ".join(s for s in sentences if s not in asked)
-        return Plan("comparison", tuple(SubQuery(" ".join(x for x in (context, s) if x)) for s in asked))
+        return _each_after(" ".join(s for s in sentences if s not in asked), asked)
 
 
 QUESTION_MARKS = ("?", "？")
 
 
-def _spaced(text: str) -> bool:
-    """Whether ``text`` is written with spaces between words (not Chinese)."""
-    return not re.search(r"[\u3400-\u9fff]", text)
+def _each_after(context: str, parts: list[str]) -> Plan:
+    """A comparison: one sub-query per part, each after the question's context sentences."""
+    return Plan("comparison", tuple(SubQuery(" ".join(x for x in (context, p) if x)) for p in parts))
 
 
 def _bridge_plan(desc: str, hop2: str, kind: str | None) -> Plan | None:
