@@ -27,6 +27,7 @@ from medgraph.llm.base import ModelUnavailable
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.stores.errors import StoreError
 from serve import calls
+from serve.colocated import SERVICES, LocalHandle
 
 if TYPE_CHECKING:
     from ray.serve.handle import DeploymentHandle
@@ -92,15 +93,22 @@ def answer_body(state: AgentState) -> dict[str, Any]:
 
 
 class AgentService:
-    def __init__(self, cfg: MedGraphConfig, analyzer: DeploymentHandle, retriever: DeploymentHandle,
-                 reranker: DeploymentHandle, router: DeploymentHandle, engines: dict[str, DeploymentHandle]) -> None:
+    def __init__(self, cfg: MedGraphConfig, analyzer: DeploymentHandle[Any] | None, retriever: DeploymentHandle[Any],
+                 reranker: DeploymentHandle[Any] | None, router: DeploymentHandle[Any] | None,
+                 engines: dict[str, DeploymentHandle[Any] | None]) -> None:
         """The handles of the deployments it calls (``serve/app.py``): analyzer, retriever, reranker,
-        router (``serve/services.py``) and one ``TierService`` per engine name."""
+        router (``serve/services.py``) and one ``TierService`` per engine name; ``None`` for the
+        parts of ``serve.colocate``, built here."""
         from medgraph.assemble import build_agent_parts
 
         self.cfg = cfg
-        self.analyzer, self.retriever, self.reranker, self.router = analyzer, retriever, reranker, router
-        self.engines = engines
+        # a deployment's handle, or a colocated part's LocalHandle (the same call shapes)
+        self.analyzer: Any = analyzer
+        self.retriever: Any = retriever
+        self.reranker: Any = reranker
+        self.router: Any = router
+        self.engines: dict[str, Any] = dict(engines)  # a copy: Serve scans the bound arguments again later
+        self.colocated_parts = self._colocate(cfg)
         self.timeout_s = cfg.serve.request_timeout_s
         self.answer_timeout_s = cfg.serve.answer_timeout_s + cfg.tiers.wake_timeout_s
         parts = build_agent_parts(cfg, self._blocking_chat, self._link)
@@ -119,6 +127,35 @@ class AgentService:
         )
         self.agent = Agent(deps)
 
+    def _colocate(self, cfg: MedGraphConfig) -> dict[str, LocalHandle]:
+        """Build the parts of ``serve.colocate`` in this replica, in place of their handles (bound
+        as None by serve/app.py); by part name, and each colocated engine by its engine name."""
+        from serve.app import colocated_engines
+        from serve.services import AnalyzerService, RerankerService, RouterService
+        from serve.tiers import TierService
+
+        parts: dict[str, LocalHandle] = {}
+        if "analyzer" in cfg.serve.colocate:
+            self.analyzer = parts["analyzer"] = LocalHandle(AnalyzerService(cfg))
+        if "reranker" in cfg.serve.colocate:
+            self.reranker = parts["reranker"] = LocalHandle(RerankerService(cfg))
+        for name in colocated_engines(cfg):
+            if name in SERVICES:
+                raise ValueError(f"engine {name!r} is colocated and shares its name with a part; rename it")
+            self.engines[name] = parts[name] = LocalHandle(TierService(cfg, name))
+        if "router" in cfg.serve.colocate:
+            r = cfg.router
+            classifier = self.engines.get(r.engine) if r.kind in ("llm", "dspy") and r.engine else None
+            self.router = parts["router"] = LocalHandle(RouterService(cfg, classifier))
+        return parts
+
+    async def colocated(self, part: str, method: str, *args: Any) -> Any:
+        """``method(*args)`` of colocated part ``part`` (a name of ``serve.colocate``, or a colocated
+        engine's name), for the ingress (``serve.colocated.ViaAgent``)."""
+        if part not in self.colocated_parts:
+            raise ValueError(f"{part!r} does not run in the agent; colocated: {sorted(self.colocated_parts)}")
+        return await getattr(self.colocated_parts[part], method).remote(*args)
+
     # --- model tiers of the guard and the rewriter: an engine deployment, called from a worker thread
 
     def _blocking_chat(self, engine: str | None, max_tokens: int) -> Any:
@@ -128,6 +165,8 @@ class AgentService:
 
         if engine not in self.engines:
             raise ValueError(f"engine {engine!r} is not deployed; deployed: {sorted(self.engines)}")
+        if engine in self.colocated_parts:  # only extractive engines are colocated
+            raise ModelUnavailable(f"engine {engine!r} is extractive: it has no language model to chat with")
         handle, timeout = self.engines[engine], self.answer_timeout_s
         params = ChatParams(max_tokens=max_tokens, temperature=0.0)
 

@@ -39,6 +39,7 @@ from medgraph.observe.tracing import trace_id
 from medgraph.stores.errors import StoreUnavailable
 from serve import calls
 from serve.agent import LATE_BACKEND, STORE_DOWN, unavailable_reason
+from serve.colocated import ViaAgent
 from serve.webui import mount_ui
 
 log = logging.getLogger(__name__)
@@ -308,7 +309,14 @@ class IngressBase:
         self.full_cfg = cfg
         self.cfg, self.tiers, self.auth_cfg = cfg.serve, cfg.tiers, cfg.auth
         self.analyzer, self.retriever, self.router, self.agent = analyzer, retriever, router, agent
-        self.engines = engines
+        # the parts that run in the agent's replica (serve.colocate: their handles are bound as None)
+        # are reached through the agent
+        if analyzer is None:
+            self.analyzer = ViaAgent(agent, "analyzer")
+        if router is None:
+            self.router = ViaAgent(agent, "router")
+        self.engines = {name: ViaAgent(agent, name) if handle is None else handle
+                        for name, handle in engines.items()}
         a = cfg.auth
         self.keys = ApiKeyStore(cfg.app.path, os.environ.get(a.pepper_env) if a.pepper_env else None)
         if a.admin_key_env and os.environ.get(a.admin_key_env):

@@ -18,7 +18,9 @@ can be checked against the code (tests/unit/test_cluster_configs.py). A new depl
 
 Questions flow ingress (identity, quota, concurrency) → agent (the LangGraph agent, serve/agent.py)
 → analyzer, router, retriever, reranker and the tier engines. The agent owns the session and
-memory file (``app.path``), so it runs one replica.
+memory file (``app.path``), so it runs one replica. The parts named in ``serve.colocate`` (analyzer,
+reranker, router, the extractive engines) are not deployed: the agent builds them in its own replica
+and the ingress reaches them through it (serve/colocated.py); their handles are bound as ``None``.
 """
 
 from __future__ import annotations
@@ -125,9 +127,19 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
 )
 
 
+def colocated_engines(cfg: MedGraphConfig) -> list[str]:
+    """The engines that run in the agent's replica (``serve.colocate`` has ``extractive``)."""
+    if "extractive" not in cfg.serve.colocate:
+        return []
+    return [name for name, e in deployed_engines(cfg).items() if e.kind == "extractive"]
+
+
 def deployment_names(cfg: MedGraphConfig) -> list[str]:
-    names = [d.name for d in DEPLOYMENTS]
+    names = [d.name for d in DEPLOYMENTS if d.name not in cfg.serve.colocate]
+    inside = colocated_engines(cfg)
     for name, e in deployed_engines(cfg).items():
+        if name in inside:
+            continue
         names.append(f"llm-{name}")
         if e.kind == "vllm":
             names.append(f"vllm-{name}")  # prefix of its LLMServer deployment's name
@@ -137,7 +149,11 @@ def deployment_names(cfg: MedGraphConfig) -> list[str]:
 def build(cfg: MedGraphConfig) -> Application:
     s = cfg.serve
     engines: dict[str, Any] = {}
+    inside = colocated_engines(cfg)
     for name, e in deployed_engines(cfg).items():
+        if name in inside:  # built by the agent (serve.colocate)
+            engines[name] = None
+            continue
         server = None
         if e.kind == "vllm":
             from serve.vllm_engine import build_llm_server
@@ -148,6 +164,9 @@ def build(cfg: MedGraphConfig) -> Application:
     bound: dict[str, Any] = {
         "engines": engines, "classifier": engines.get(r.engine) if r.kind in ("llm", "dspy") and r.engine else None}
     for d in DEPLOYMENTS:
+        if d.name in s.colocate:  # built by the agent, reached by the ingress through it
+            bound[d.name] = None
+            continue
         options = _options(d.name, d.sizing(s), s, single_owner=d.owns_files(cfg))
         bound[d.name] = serve.deployment(d.cls).options(**options).bind(cfg, *(bound[c] for c in d.calls))
     return bound[DEPLOYMENTS[-1].name]  # type: ignore[no-any-return]

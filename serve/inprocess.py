@@ -12,7 +12,6 @@ with theirs). vLLM engines run only behind Serve. Call ``close()`` to release th
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,29 +36,13 @@ class InProcessAgent:
         self.retriever.vectors.close()
 
 
-class _Remote:
-    """A plain function with the call shape of a Serve handle's method (``await f.remote(...)``)."""
-
-    def __init__(self, fn: Any) -> None:
-        self.fn = fn
-
-    def remote(self, *args: Any) -> Any:
-        return asyncio.to_thread(self.fn, *args)
-
-
-class _EngineHandle:
-    """An in-process engine as the router's classifier handle (``await handle.chat.remote(...)``)."""
-
-    def __init__(self, engine: Any) -> None:
-        self.chat = _Remote(engine.chat)
-
-
 def build_agent(cfg: MedGraphConfig) -> InProcessAgent:
     """An in-process agent over the config's stores (gap completion and memory as configured)."""
     from medgraph.agent.graph import Agent, AgentDeps
     from medgraph.assemble import LocalEngines, build_agent_parts
     from medgraph.literature import fetch_first
     from serve.calls import BoundedStore, StatePool
+    from serve.colocated import LocalHandle
     from serve.services import AnalyzerService, RerankerService, RetrieverService, RouterService
 
     analyzer = AnalyzerService(cfg)
@@ -68,7 +51,7 @@ def build_agent(cfg: MedGraphConfig) -> InProcessAgent:
     # the extractive composer shares the retriever's embedder (one copy of the weights)
     engines = LocalEngines(cfg, embedder=retriever.retriever.embedder)
     r = cfg.router
-    router = RouterService(cfg, _EngineHandle(engines.get(r.engine)) if r.kind in ("llm", "dspy") and r.engine
+    router = RouterService(cfg, LocalHandle(engines.get(r.engine)) if r.kind in ("llm", "dspy") and r.engine
                            else None)
 
     def link(text: str) -> list[tuple[str, str]]:

@@ -311,7 +311,7 @@ class ChatCall(Protocol):
 
 class ClassifierHandle(Protocol):
     """The router's classifier engine: a ``TierService`` handle (``await handle.chat.remote(...)``),
-    or in process ``serve.inprocess`` 's wrapper of an engine."""
+    or an engine in this process behind a ``serve.colocated.LocalHandle``."""
 
     @property
     def chat(self) -> ChatCall: ...

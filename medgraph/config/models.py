@@ -221,6 +221,10 @@ class ServeConfig(_Model):
     # dense vectors kept by text in the retriever and the extractive tier (medgraph/embed/cache.py):
     # a sentence or translation already embedded is not run through the model again; 0: off
     embedding_cache: int = Field(default=4096, ge=0)
+    # parts run inside the agent's replica instead of as deployments of their own (serve/colocated.py):
+    # any of analyzer, reranker, router, extractive (the extractive tiers' engines). Saves the Serve
+    # round trips between them (a small machine's CPU); [] scales each on its own (clusters)
+    colocate: list[Literal["analyzer", "reranker", "router", "extractive"]] = []
     ingress: DeploymentConfig = DeploymentConfig()
     analyzer: DeploymentConfig = DeploymentConfig()
     retriever: DeploymentConfig = DeploymentConfig()

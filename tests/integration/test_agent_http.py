@@ -2,7 +2,8 @@
 
 One module-scoped Serve app on a local Ray cluster over a small corpus built by the Ray job, with
 API keys required (an admin key from the environment), a literature folder for gap completion,
-a per-user quota of 6 questions a day and at most one question answered at a time.
+a per-user quota of 6 questions a day and at most one question answered at a time; every part
+its own deployment (``serve.colocate: []``, as on a cluster: the other app tests colocate).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def app(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Any:
             f"app.path={root}/app.sqlite", f"serve.port={free_port()}", "auth.required=true",
             "embedding.dense=hashing",  # what is checked is the agent's behaviour, not ranking quality
             "auth.per_user_daily=6", "auth.max_concurrent=1",
+            "serve.colocate=[]",  # every part its own deployment, as on a cluster (the default colocates)
             f'gaps.sources=[{{"kind": "local", "path": "{literature}"}}]',
             # a tier whose model is missing: its requests must get a 503, not hang
             'tiers.engines.broken={"kind": "llamacpp", "model_path": "/nonexistent/model.gguf", '

@@ -116,9 +116,12 @@ def test_serve_configs_reference_code_and_configs_that_exist(path):
         assert callable(getattr(importlib.import_module(module), attr))
         cfg = _medgraph_config(app)  # the MedGraph config and overrides validate
         names = deployment_names(cfg)
-        assert len(names) == len(set(names)) and "ingress" in names and "router" in names
+        assert len(names) == len(set(names)) and "ingress" in names and "agent" in names
+        assert ("router" in names) != ("router" in cfg.serve.colocate)  # deployed, or built in the agent
         for tier in ("small", "medium", "large"):
-            assert f"llm-{cfg.tiers.engine_for(tier)}" in names
+            engine = cfg.tiers.engine_for(tier)
+            colocated = cfg.tiers.engines[engine].kind == "extractive" and "extractive" in cfg.serve.colocate
+            assert (f"llm-{engine}" in names) != colocated
         for override in app.get("deployments", []):  # per-deployment overrides name real deployments
             assert override["name"] in names
 
