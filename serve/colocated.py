@@ -1,10 +1,11 @@
 """Parts of the app that run inside the agent's replica instead of as deployments of their own
 (``serve.colocate``): the analyzer, reranker, router and extractive tiers.
 
-Every call between deployments costs a Serve round trip (routing, serialisation, a second event
-loop): about seven per question. On a small machine that is most of the agent's CPU and a third of
-a one-client answer's time (docs/benchmarks.md, "Serve load"); on a cluster the parts are scaled
-on their own (``serve.colocate: []``).
+Every call between deployments costs a Serve round trip (routing, serialisation, another event
+loop): seven handle calls per question (ingress → agent → analyzer, router, retriever, reranker,
+retriever's relational channel, tier), three with these parts inside the agent. On the 2-CPU
+machine that was ~30% of the machine's CPU per question (docs/benchmarks.md, "Serve load"); on a
+cluster the parts are scaled on their own (``serve.colocate: []``).
 
 ``LocalHandle(service)``: a service object built in this process, with a deployment handle's call
 shape: ``await handle.method.remote(*args)`` (plain methods run in a worker thread, coroutines on
