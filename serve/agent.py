@@ -27,7 +27,7 @@ from medgraph.llm.base import ModelUnavailable
 from medgraph.retrieve.types import Candidate, QueryAnalysis
 from medgraph.stores.errors import StoreError
 from serve import calls
-from serve.colocated import SERVICES, LocalHandle
+from serve.colocated import SERVICES, LocalHandle, colocated_engines
 
 if TYPE_CHECKING:
     from ray.serve.handle import DeploymentHandle
@@ -93,9 +93,9 @@ def answer_body(state: AgentState) -> dict[str, Any]:
 
 
 class AgentService:
-    def __init__(self, cfg: MedGraphConfig, analyzer: DeploymentHandle[Any] | None, retriever: DeploymentHandle[Any],
-                 reranker: DeploymentHandle[Any] | None, router: DeploymentHandle[Any] | None,
-                 engines: dict[str, DeploymentHandle[Any] | None]) -> None:
+    def __init__(self, cfg: MedGraphConfig, analyzer: DeploymentHandle | None, retriever: DeploymentHandle,
+                 reranker: DeploymentHandle | None, router: DeploymentHandle | None,
+                 engines: dict[str, DeploymentHandle | None]) -> None:
         """The handles of the deployments it calls (``serve/app.py``): analyzer, retriever, reranker,
         router (``serve/services.py``) and one ``TierService`` per engine name; ``None`` for the
         parts of ``serve.colocate``, built here."""
@@ -130,7 +130,6 @@ class AgentService:
     def _colocate(self, cfg: MedGraphConfig) -> dict[str, LocalHandle]:
         """Build the parts of ``serve.colocate`` in this replica, in place of their handles (bound
         as None by serve/app.py); by part name, and each colocated engine by its engine name."""
-        from serve.app import colocated_engines
         from serve.services import AnalyzerService, RerankerService, RouterService
         from serve.tiers import TierService
 
@@ -149,7 +148,7 @@ class AgentService:
             self.router = parts["router"] = LocalHandle(RouterService(cfg, classifier))
         return parts
 
-    async def colocated(self, part: str, method: str, *args: Any) -> Any:
+    async def colocated(self, part: str, method: str, *args: object) -> object:
         """``method(*args)`` of colocated part ``part`` (a name of ``serve.colocate``, or a colocated
         engine's name), for the ingress (``serve.colocated.ViaAgent``)."""
         if part not in self.colocated_parts:

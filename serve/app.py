@@ -39,6 +39,7 @@ from medgraph.config.models import DeploymentConfig, ServeConfig
 from medgraph.memory.database import is_postgres_url
 from serve.agent import AgentService
 from serve.api import Ingress
+from serve.colocated import colocated_engines
 from serve.services import AnalyzerService, RerankerService, RetrieverService, RouterService
 from serve.tiers import TierService
 
@@ -125,13 +126,6 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
                owns_files=lambda cfg: not is_postgres_url(cfg.app.path)),
     Deployment("ingress", Ingress, lambda s: s.ingress, calls=("analyzer", "retriever", "router", "agent", "engines")),
 )
-
-
-def colocated_engines(cfg: MedGraphConfig) -> list[str]:
-    """The engines that run in the agent's replica (``serve.colocate`` has ``extractive``)."""
-    if "extractive" not in cfg.serve.colocate:
-        return []
-    return [name for name, e in deployed_engines(cfg).items() if e.kind == "extractive"]
 
 
 def deployment_names(cfg: MedGraphConfig) -> list[str]:

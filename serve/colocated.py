@@ -22,7 +22,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from medgraph.config import MedGraphConfig
 
 SERVICES = ("analyzer", "reranker", "router")  # colocated by name; "extractive": the extractive engines
 
@@ -104,3 +107,10 @@ class ViaAgent:
     def __getattr__(self, name: str) -> _ViaMethod:
         return _ViaMethod(self.agent, self.part, name)
 
+
+def colocated_engines(cfg: MedGraphConfig) -> list[str]:
+    """The engines that run in the agent's replica: the extractive engines the tiers map to, when
+    ``serve.colocate`` has ``extractive`` (an engine the model tiers chat with is never one)."""
+    if "extractive" not in cfg.serve.colocate:
+        return []
+    return [name for name, e in cfg.tiers.used_engines().items() if e.kind == "extractive"]
