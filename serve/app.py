@@ -159,6 +159,10 @@ def build(cfg: MedGraphConfig) -> Application:
         "engines": engines, "classifier": engines.get(r.engine) if r.kind in ("llm", "dspy") and r.engine else None}
     for d in DEPLOYMENTS:
         if d.name in s.colocate:  # built by the agent, reached by the ingress through it
+            sizing = d.sizing(s)
+            if sizing.num_replicas != 1 or sizing.autoscaling or sizing.num_gpus:
+                log.warning("%s runs in the agent's replica (serve.colocate): its replicas, autoscaling and "
+                            "GPUs (serve.%s) are not used; it scales with the agent", d.name, d.name)
             bound[d.name] = None
             continue
         options = _options(d.name, d.sizing(s), s, single_owner=d.owns_files(cfg))

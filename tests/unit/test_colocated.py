@@ -122,6 +122,18 @@ def test_colocated_parts_are_not_deployments() -> None:
     assert sorted(deployment_names(default)) == ["agent", "ingress", "retriever"]
 
 
+def test_sizing_a_colocated_part_on_its_own_is_reported(caplog: pytest.LogCaptureFixture) -> None:
+    from serve.app import build
+
+    with caplog.at_level("WARNING", logger="serve.app"):
+        build(load_config(REPO / "configs" / "local.yaml"))
+    assert not [r for r in caplog.records if "serve.colocate" in r.getMessage()]  # the default is consistent
+    with caplog.at_level("WARNING", logger="serve.app"):
+        build(load_config(REPO / "configs" / "local.yaml", ["serve.reranker.num_replicas=3"]))
+    (warning,) = [r for r in caplog.records if "serve.colocate" in r.getMessage()]
+    assert "reranker" in warning.getMessage() and "scales with the agent" in warning.getMessage()
+
+
 def test_an_unknown_part_cannot_be_colocated() -> None:
     with pytest.raises(ValueError, match="colocate"):
         load_config(REPO / "configs" / "local.yaml", ["serve.colocate=[retriever]"])
