@@ -35,6 +35,7 @@ class _LocalStream:
 
     def __init__(self, events: AsyncIterator[Any]) -> None:
         self.events = events
+        self.closing: asyncio.Future[Any] | None = None  # kept: a task nobody holds may be collected unrun
 
     def __aiter__(self) -> _LocalStream:
         return self
@@ -44,8 +45,8 @@ class _LocalStream:
 
     def cancel(self) -> None:
         close = getattr(self.events, "aclose", None)
-        if close is not None:
-            asyncio.ensure_future(close())
+        if close is not None and self.closing is None:
+            self.closing = asyncio.ensure_future(close())
 
 
 class _LocalCall:
